@@ -1,0 +1,3 @@
+"""ink: a coding agent for the terminal with first-class run control."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from ink.cli import main
+
+raise SystemExit(main())

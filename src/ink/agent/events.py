@@ -1,0 +1,146 @@
+"""Events the agent loop emits while a run goes on (R1-R7).
+
+Each event is frozen data tagged by ``type`` with a JSON form (``event_to_json``) shared by stream-json,
+RPC and the session log. ``source`` names the sub-agent an event comes from; top-level events have none
+(R7). Names and fields follow CONTRACT.md and never change once shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from ink.ai.jsonform import to_json
+from ink.ai.messages import AssistantMessage, ToolResult, Usage
+
+InputMode: TypeAlias = Literal["steer", "follow_up"]
+
+
+@dataclass(frozen=True, slots=True)
+class TakenInput:
+    input_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    role: Literal["assistant"] = "assistant"
+    source: str | None = None
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaEvent:
+    text: str
+    source: str | None = None
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDeltaEvent:
+    text: str
+    source: str | None = None
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEnd:
+    message: AssistantMessage
+    usage: Usage
+    source: str | None = None
+    type: Literal["message_end"] = "message_end"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    tool_call_id: str
+    name: str
+    args: Mapping[str, Any]
+    source: str | None = None
+    type: Literal["tool_start"] = "tool_start"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRunning:
+    tool_call_id: str
+    source: str | None = None
+    type: Literal["tool_running"] = "tool_running"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettled:
+    tool_call_id: str
+    result: ToolResult
+    source: str | None = None
+    type: Literal["tool_settled"] = "tool_settled"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    tool_call_id: str
+    result: ToolResult
+    source: str | None = None
+    type: Literal["tool_end"] = "tool_end"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCancelling:
+    """An aborted tool has not returned yet; ink waits at most ``grace_seconds`` for it (R20, R34)."""
+
+    tool_call_id: str
+    grace_seconds: float
+    source: str | None = None
+    type: Literal["tool_cancelling"] = "tool_cancelling"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryEvent:
+    attempt: int
+    delay_seconds: float
+    error: str
+    source: str | None = None
+    type: Literal["retry"] = "retry"
+
+
+@dataclass(frozen=True, slots=True)
+class InputTaken:
+    """User input entered the history (R31): clients clear their "pending" marks on this."""
+
+    mode: InputMode
+    inputs: tuple[TakenInput, ...]
+    source: str | None = None
+    type: Literal["input_taken"] = "input_taken"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know that is not an error of the run (compaction, a truncation)."""
+
+    text: str
+    level: Literal["info", "warning"] = "info"
+    source: str | None = None
+    type: Literal["notice"] = "notice"
+
+
+AgentEvent: TypeAlias = (
+    MessageStart
+    | TextDeltaEvent
+    | ThinkingDeltaEvent
+    | MessageEnd
+    | ToolStart
+    | ToolRunning
+    | ToolSettled
+    | ToolEnd
+    | ToolCancelling
+    | RetryEvent
+    | InputTaken
+    | Notice
+)
+Emit: TypeAlias = Callable[[AgentEvent], None]
+
+
+def event_to_json(event: object) -> dict[str, Any]:
+    data = to_json(event)
+    assert isinstance(data, dict)
+    return data

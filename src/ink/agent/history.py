@@ -1,0 +1,57 @@
+"""The history: the messages the next model call will see.
+
+The loop appends; the controller replaces the whole list only for compaction or a new session.
+Listeners (the session store, the UI) hear every change as it happens, so nothing is written late.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ink.ai.messages import Message
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryChange:
+    """``appended``: ``messages`` holds the one new message. ``replaced``: the whole new list."""
+
+    kind: Literal["appended", "replaced"]
+    messages: tuple[Message, ...]
+    reason: str = ""
+
+
+HistoryListener = Callable[[HistoryChange], None]
+
+
+class History:
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._messages: list[Message] = list(messages)
+        self._listeners: list[HistoryListener] = []
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return tuple(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def last(self) -> Message | None:
+        return self._messages[-1] if self._messages else None
+
+    def append(self, message: Message) -> None:
+        self._messages.append(message)
+        self._notify(HistoryChange("appended", (message,)))
+
+    def replace(self, messages: Iterable[Message], reason: str) -> None:
+        self._messages = list(messages)
+        self._notify(HistoryChange("replaced", tuple(self._messages), reason))
+
+    def subscribe(self, listener: HistoryListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _notify(self, change: HistoryChange) -> None:
+        for listener in tuple(self._listeners):
+            listener(change)

@@ -1,0 +1,164 @@
+"""The agent loop: model call, tool batch, repeat; steering and follow-up pulled at fixed points.
+
+Rules: R1 (events as they happen), R9-R12 (when input is taken), R18 (abort checked at the top of every
+iteration, an abort is a result), R19 (history valid after an abort at any moment), R28 (max iterations),
+R29 (a reply without tool calls ends the work, nothing more).
+
+The loop owns no input queue and no UI: it pulls input through two callbacks and announces everything
+through ``emit``. It returns a ``LoopResult``; only a bug raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import Emit, InputMode, InputTaken, TakenInput
+from ink.agent.history import History
+from ink.agent.reply import stream_reply
+from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
+from ink.agent.tool import BeforeToolHook, Tool
+from ink.ai.errors import ContextOverflow, ProviderError
+from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
+from ink.ai.provider import ModelRequest, Provider
+
+LoopStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
+MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batches (max iterations)."
+REPLY_FAILED_TEXT = "Not executed: the model reply failed before it was complete."
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInput:
+    """A user input waiting to enter the history, with its ledger id (R30)."""
+
+    input_id: str
+    text: str
+    mode: InputMode
+
+
+InputSource = Callable[[], Sequence[PendingInput]]
+
+
+class ContextKeeper(Protocol):
+    """Keeps the history inside the model's window (the sessions layer implements it)."""
+
+    async def before_model_call(self, history: History, signal: AbortSignal) -> None: ...
+
+    async def after_overflow(self, history: History, signal: AbortSignal) -> bool:
+        """The provider said the prompt is too long: shrink the history; True if a retry may succeed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSetup:
+    provider: Provider
+    model: str
+    system_prompt: str
+    tools: Sequence[Tool] = ()
+    max_iterations: int | None = None
+    max_tokens: int = 8192
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    before_tool: BeforeToolHook | None = None
+    context: ContextKeeper | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResult:
+    stop_reason: LoopStop
+    usage: Usage
+    batches: int
+    tally: CancelTally = field(default_factory=CancelTally)
+    error: ProviderError | None = None
+
+
+async def run_loop(
+    history: History,
+    first_input: Sequence[PendingInput],
+    setup: LoopSetup,
+    signal: AbortSignal,
+    emit: Emit,
+    get_steering: InputSource,
+    get_follow_up: InputSource,
+) -> LoopResult:
+    """Run until the model stops with nothing queued, the run is aborted, fails, or hits max iterations."""
+    tools = ToolScheduler(setup.tools, emit, signal, setup.scheduler, setup.before_tool)
+    usage = Usage()
+    batches = 0
+
+    def result(stop: LoopStop, error: ProviderError | None = None) -> LoopResult:
+        return LoopResult(stop, usage, batches, tools.tally, error)
+
+    def commit(inputs: Sequence[PendingInput]) -> bool:
+        for mode in ("steer", "follow_up"):
+            taken = [i for i in inputs if i.mode == mode]
+            for item in taken:
+                history.append(UserMessage(item.text, input_id=item.input_id))
+            if taken:
+                emit(InputTaken(mode, tuple(TakenInput(i.input_id, i.text) for i in taken)))
+        return bool(inputs)
+
+    commit(first_input)
+    skip_steer_poll = False
+    while True:
+        if signal.aborted:  # R18
+            return result("aborted")
+        if not skip_steer_poll:
+            commit(get_steering())  # R9 (a)
+        skip_steer_poll = False
+        reply = await _model_call(history, setup, tools, signal, emit)
+        if isinstance(reply, ProviderError):
+            return result("error", reply)
+        if reply is None or reply.stop_reason == "aborted":
+            return result("aborted")
+        usage += reply.usage
+        calls = reply.tool_calls
+        if calls:
+            if setup.max_iterations is not None and batches >= setup.max_iterations:  # R28
+                _append_all(history, tools.skip(calls, MAX_ITERATIONS_TEXT.format(n=batches)))
+                return result("max_iterations")
+            _append_all(history, await tools.run_batch(calls))
+            batches += 1
+            continue
+        # R11: the would-end point: steer first, then follow-up, else completed. R12: skip next poll.
+        skip_steer_poll = commit(get_steering()) or commit(get_follow_up())
+        if not skip_steer_poll:
+            return result("completed")
+
+
+async def _model_call(
+    history: History, setup: LoopSetup, tools: ToolScheduler, signal: AbortSignal, emit: Emit
+) -> AssistantMessage | ProviderError | None:
+    """One model call; None when aborted before anything arrived.
+
+    After a context overflow the context keeper may shrink the history, and the call is sent once more.
+    """
+    for attempt in (1, 2):
+        if setup.context is not None:
+            await setup.context.before_model_call(history, signal)
+        request = ModelRequest(
+            model=setup.model,
+            system=setup.system_prompt,
+            messages=history.messages,
+            tools=[t.spec for t in setup.tools],
+            max_tokens=setup.max_tokens,
+        )
+        reply = await stream_reply(setup.provider, request, signal, emit)
+        overflowed = isinstance(reply.error, ContextOverflow) and reply.message is None
+        keeper = setup.context if overflowed and attempt == 1 else None
+        if keeper is not None and await keeper.after_overflow(history, signal):
+            continue
+        # R19: keep what arrived; complete calls of a cut-off reply get "not executed" results.
+        if reply.message is not None:
+            history.append(reply.message)
+            if reply.message.stop_reason in ("aborted", "error"):
+                why = NOT_STARTED if reply.error is None else REPLY_FAILED_TEXT
+                _append_all(history, tools.skip(reply.message.tool_calls, why))
+        return reply.error or reply.message
+    raise AssertionError("unreachable: the second attempt always returns")
+
+
+def _append_all(history: History, results: Sequence[ToolResult]) -> None:
+    for result in results:
+        history.append(result)

@@ -1,0 +1,210 @@
+"""Tool scheduling: concurrent where safe, results delivered in call order, clean cancellation.
+
+Rules: SEMANTICS R2-R6 (events and ordering), R17/R19/R20/R33 (abort), R34 (what the receipt counts).
+
+Consecutive concurrency-safe calls form a group that runs at once (bounded by ``max_concurrency``); any
+other call runs alone. Groups and lone calls run in call order. Every call gets exactly one
+``tool_start`` and one ``tool_end`` and exactly one result, synthetic ones included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
+from ink.agent.tool import BeforeToolHook, Tool, ToolCallContext, ToolOutput
+from ink.agent.validation import validate_arguments
+from ink.ai.messages import ToolCall, ToolResult
+
+NOT_STARTED = "Not executed: cancelled by the user before it started."
+
+
+@dataclass
+class CancelTally:
+    """What an abort did to tool calls, for the receipt (R34)."""
+
+    not_started: list[str] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
+    abandoned: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    grace_seconds: float = 10.0
+    max_concurrency: int = 8
+
+
+class ToolScheduler:
+    """Runs the tool calls of one model reply. One instance serves a whole run."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        emit: Emit,
+        signal: AbortSignal,
+        settings: SchedulerSettings = SchedulerSettings(),
+        before_tool: BeforeToolHook | None = None,
+    ) -> None:
+        self._tools = {t.spec.name: t for t in tools}
+        self._emit = emit
+        self._signal = signal
+        self._settings = settings
+        self._before_tool = before_tool
+        self._hook_lock = asyncio.Lock()
+        self.tally = CancelTally()
+
+    async def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        results: list[ToolResult] = []
+        for group in self._groups(calls):
+            if self._signal.aborted:
+                results += self.skip(group, NOT_STARTED)
+            elif len(group) == 1 and not self._is_safe(group[0]):
+                results.append(await self._run_alone(group[0]))
+            else:
+                results += await self._run_group(group)
+        return results
+
+    def skip(self, calls: Sequence[ToolCall], why: str) -> list[ToolResult]:
+        """Give each call a "not executed" result without running it, with its start and end events."""
+        results = []
+        for call in calls:
+            self._emit(ToolStart(call.id, call.name, call.arguments))
+            result = ToolResult(call.id, call.name, why, is_error=True)
+            self._emit(ToolEnd(call.id, result))
+            if self._signal.aborted:
+                self.tally.not_started.append(call.id)
+            results.append(result)
+        return results
+
+    def _groups(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+        groups: list[list[ToolCall]] = []
+        for call in calls:
+            if self._is_safe(call) and groups and all(self._is_safe(c) for c in groups[-1]):
+                groups[-1].append(call)
+            else:
+                groups.append([call])
+        return groups
+
+    def _is_safe(self, call: ToolCall) -> bool:
+        tool = self._tools.get(call.name)
+        return tool is not None and tool.concurrency_safe
+
+    async def _run_alone(self, call: ToolCall) -> ToolResult:
+        self._emit(ToolStart(call.id, call.name, call.arguments))
+        checked = await self._check(call)
+        if isinstance(checked, ToolResult):
+            result = checked
+        elif self._signal.aborted:
+            self.tally.not_started.append(call.id)
+            result = ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
+        else:
+            result = await self._execute(call, checked)
+        self._emit(ToolEnd(call.id, result))
+        return result
+
+    async def _run_group(self, group: Sequence[ToolCall]) -> list[ToolResult]:
+        for call in group:
+            self._emit(ToolStart(call.id, call.name, call.arguments))
+        slots = asyncio.Semaphore(self._settings.max_concurrency)
+        tasks = [asyncio.ensure_future(self._run_in_group(call, slots)) for call in group]
+        results: list[ToolResult] = []
+        try:
+            for call, task in zip(group, tasks, strict=True):
+                result = await task  # R3: tool_end strictly in call order
+                self._emit(ToolEnd(call.id, result))
+                results.append(result)
+        finally:
+            for task in tasks:
+                task.cancel()
+        return results
+
+    async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> ToolResult:
+        checked = await self._check(call)
+        if isinstance(checked, ToolResult):
+            return checked  # R4: no tool_running, no tool_settled
+        async with slots:
+            if self._signal.aborted:
+                self.tally.not_started.append(call.id)
+                return ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
+            self._emit(ToolRunning(call.id))
+            result = await self._execute(call, checked)
+        self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
+        return result
+
+    async def _check(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
+        """Validate the arguments and ask the pre-execution hook. An error result when either says no."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return _error(call, f"Unknown tool {call.name!r}. Available tools: {known}.")
+        problem = validate_arguments(tool.spec.name, tool.spec.parameters, call.arguments)
+        if problem is not None:
+            return _error(call, f"Invalid arguments for {call.name}: {problem}")
+        if self._before_tool is not None:
+            async with self._hook_lock:  # one question to the user at a time
+                refusal = await self._before_tool(call, self._signal)
+            if refusal is not None:
+                return _error(call, refusal.reason)
+        return tool, call.arguments
+
+    async def _execute(self, call: ToolCall, checked: tuple[Tool, Mapping[str, Any]]) -> ToolResult:
+        tool, args = checked
+        started = time.monotonic()
+        output = await self._wait_for_tool(call, tool.run(args, ToolCallContext(call.id, self._signal)))
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        if output.interrupted:
+            self.tally.interrupted.append(call.id)
+        return ToolResult(
+            call.id,
+            call.name,
+            output.output,
+            is_error=output.is_error,
+            duration_ms=elapsed_ms,
+            interrupted=True if output.interrupted else None,
+        )
+
+    async def _wait_for_tool(self, call: ToolCall, work: Awaitable[ToolOutput]) -> ToolOutput:
+        """Await the tool; after an abort, wait at most the grace period, then abandon it (R20)."""
+        task = asyncio.ensure_future(_guarded(call, work))
+        aborted = asyncio.ensure_future(self._signal.wait_aborted())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            grace = self._settings.grace_seconds
+            self._emit(ToolCancelling(call.id, grace))
+            await asyncio.wait({task}, timeout=grace)
+            if task.done():
+                return task.result()
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            aborted.cancel()
+        task.cancel()  # best effort; its late result is dropped either way
+        self.tally.abandoned.append(call.id)
+        return ToolOutput(
+            f"Abandoned: the tool did not stop within the {grace:g} s grace period after the abort. "
+            "The operation may still be running.",
+            is_error=True,
+            interrupted=True,
+        )
+
+
+async def _guarded(call: ToolCall, work: Awaitable[ToolOutput]) -> ToolOutput:
+    """A tool's exception is a bug in the tool, not in the run: the model sees it as an error result."""
+    try:
+        return await work
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return ToolOutput(f"Tool {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def _error(call: ToolCall, text: str) -> ToolResult:
+    return ToolResult(call.id, call.name, text, is_error=True)

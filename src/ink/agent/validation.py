@@ -1,0 +1,30 @@
+"""Tool-argument validation against the tool's JSON schema, before the tool runs.
+
+fastjsonschema compiles each schema once into a Python function; a failure becomes a message the model
+can act on (which argument, what was wrong), never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_compiled: dict[str, tuple[str, Callable[[Any], Any]]] = {}
+
+
+def validate_arguments(tool_name: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    """Return None when ``args`` fit ``schema``, else a one-line description of the first problem."""
+    import fastjsonschema
+
+    key = json.dumps(schema, sort_keys=True)
+    cached = _compiled.get(tool_name)
+    if cached is None or cached[0] != key:
+        cached = (key, fastjsonschema.compile(dict(schema)))
+        _compiled[tool_name] = cached
+    try:
+        cached[1](dict(args))
+    except fastjsonschema.JsonSchemaValueException as exc:
+        where = exc.name.replace("data.", "", 1) if exc.name and exc.name != "data" else "arguments"
+        return f"{where}: {exc.message.replace(exc.name or 'data', where, 1)}"
+    return None

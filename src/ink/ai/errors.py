@@ -1,0 +1,69 @@
+"""Provider failures, one tree for every provider.
+
+    ProviderError                 any failure of a model call; ``message`` is the server's own words
+    ├── AuthError                 401/403: the key is missing, wrong or lacks access
+    ├── RateLimited               429: ``retry_after`` seconds when the server said so
+    ├── Overloaded                503/529 and Anthropic ``overloaded_error``
+    ├── ServerError               other 5xx
+    ├── ContextOverflow           the prompt does not fit the model's window
+    ├── BadRequest                other 4xx: the request itself is wrong
+    ├── ConnectionFailed          no connection, reset, timeout, or the stream broke off
+    └── BadResponse               the server answered something that is not the protocol
+
+Foreign exceptions (httpx, json) are mapped at the provider boundary with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+
+class ProviderError(Exception):
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.provider = provider
+
+    def __str__(self) -> str:
+        where = f"{self.provider} " if self.provider else ""
+        code = f" (HTTP {self.status})" if self.status else ""
+        return f"{where}{type(self).__name__}{code}: {self.message}"
+
+
+class AuthError(ProviderError):
+    pass
+
+
+class RateLimited(ProviderError):
+    retryable = True
+
+    def __init__(
+        self, message: str, *, status: int | None = 429, provider: str = "", retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status, provider=provider)
+        self.retry_after = retry_after
+
+
+class Overloaded(ProviderError):
+    retryable = True
+
+
+class ServerError(ProviderError):
+    retryable = True
+
+
+class ContextOverflow(ProviderError):
+    pass
+
+
+class BadRequest(ProviderError):
+    pass
+
+
+class ConnectionFailed(ProviderError):
+    retryable = True
+
+
+class BadResponse(ProviderError):
+    pass

@@ -1,0 +1,193 @@
+"""Provider-neutral conversation messages.
+
+Every request to every provider is built from a list of these, and every headless mode shows them in
+their JSON form (``to_json``). Messages are tagged by ``role``, content blocks by ``type``. All are frozen:
+the history is changed by appending or replacing messages, never by mutating one.
+
+JSON names are camelCase (``toolCallId``, ``isError``), Python names snake_case; ``jsonform`` converts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ink.ai.jsonform import to_json
+
+StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one model call or a sum of several; ``cost_usd`` when prices are known."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cost_usd + other.cost_usd,
+        )
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the model had in its window for this call: prompt (cached or not) plus its reply."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Model reasoning. ``signature`` is Anthropic's opaque proof, required when the block is sent back."""
+
+    thinking: str
+    signature: str | None = None
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    type: Literal["tool_call"] = "tool_call"
+
+
+AssistantBlock: TypeAlias = TextBlock | ThinkingBlock | ToolCall
+UserKind: TypeAlias = Literal["prompt", "interruption", "summary"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """Text from the user. ``kind`` marks ink's own user-role messages: the interruption marker (R23)
+    and a compaction summary. ``input_id`` links a prompt to its ledger entry (R30, R31)."""
+
+    text: str
+    input_id: str | None = None
+    kind: UserKind = "prompt"
+    timestamp: float = field(default_factory=time.time)
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    content: tuple[AssistantBlock, ...]
+    stop_reason: StopReason
+    model: str = ""
+    provider: str = ""
+    usage: Usage = field(default_factory=Usage)
+    error_message: str | None = None
+    timestamp: float = field(default_factory=time.time)
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolCall))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The one result of one tool call: a history message and the payload of ``tool_settled`` /
+    ``tool_end``. ``interrupted`` is set only when an abort stopped the tool (R17, R33)."""
+
+    tool_call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+    duration_ms: int = 0
+    interrupted: bool | None = None
+    role: Literal["tool_result"] = "tool_result"
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
+
+
+def message_to_json(message: Message) -> dict[str, Any]:
+    data = to_json(message)
+    assert isinstance(data, dict)
+    return data
+
+
+def message_from_json(data: Mapping[str, Any]) -> Message:
+    """Parse the JSON form back. Raises ``ValueError`` with the reason on anything malformed."""
+    try:
+        match data["role"]:
+            case "user":
+                return UserMessage(
+                    text=str(data["text"]),
+                    input_id=data.get("inputId"),
+                    kind=_user_kind(data.get("kind", "prompt")),
+                    timestamp=float(data.get("timestamp", 0.0)),
+                )
+            case "assistant":
+                return AssistantMessage(
+                    content=tuple(_block_from_json(b) for b in data["content"]),
+                    stop_reason=data["stopReason"],
+                    model=str(data.get("model", "")),
+                    provider=str(data.get("provider", "")),
+                    usage=_usage_from_json(data.get("usage") or {}),
+                    error_message=data.get("errorMessage"),
+                    timestamp=float(data.get("timestamp", 0.0)),
+                )
+            case "tool_result":
+                return ToolResult(
+                    tool_call_id=str(data["toolCallId"]),
+                    name=str(data["name"]),
+                    output=str(data["output"]),
+                    is_error=bool(data.get("isError", False)),
+                    duration_ms=int(data.get("durationMs", 0)),
+                    interrupted=data.get("interrupted"),
+                )
+            case other:
+                raise ValueError(f"unknown message role {other!r}")
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed message: {exc!r}") from exc
+
+
+def _user_kind(value: object) -> UserKind:
+    if value in ("prompt", "interruption", "summary"):
+        return value
+    raise ValueError(f"unknown user message kind {value!r}")
+
+
+def _block_from_json(data: Mapping[str, Any]) -> AssistantBlock:
+    match data["type"]:
+        case "text":
+            return TextBlock(str(data["text"]))
+        case "thinking":
+            return ThinkingBlock(str(data["thinking"]), data.get("signature"))
+        case "tool_call":
+            args = data["arguments"]
+            if not isinstance(args, Mapping):
+                raise ValueError("tool call arguments must be an object")
+            return ToolCall(str(data["id"]), str(data["name"]), dict(args))
+        case other:
+            raise ValueError(f"unknown content block type {other!r}")
+
+
+def _usage_from_json(data: Mapping[str, Any]) -> Usage:
+    return Usage(
+        input_tokens=int(data.get("inputTokens", 0)),
+        output_tokens=int(data.get("outputTokens", 0)),
+        cache_read_tokens=int(data.get("cacheReadTokens", 0)),
+        cache_write_tokens=int(data.get("cacheWriteTokens", 0)),
+        cost_usd=float(data.get("costUsd", 0.0)),
+    )

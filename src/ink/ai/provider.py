@@ -1,0 +1,43 @@
+"""The seam between the agent and a model service."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ink.ai.messages import Message
+from ink.ai.stream import StreamEvent
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, purpose and JSON schema of arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int = 8192
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    """Streams one model reply.
+
+    ``stream`` yields ``StreamEvent`` objects and ends with one ``ReplyDone``. It raises a
+    ``ProviderError`` subclass on failure (after its own retries, announced with ``RetryScheduled``).
+    Cancelling the consuming task is the abort: the provider stops reading and closes the connection
+    before the cancellation propagates. It never swallows ``CancelledError``.
+    """
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...

@@ -1,0 +1,51 @@
+"""What a provider yields while a reply streams.
+
+A provider turns one HTTP response into these events, in arrival order, and ends with exactly one
+``ReplyDone`` carrying the whole message. ``ToolCallReady`` comes as soon as a call's arguments are
+complete, so a consumer that is cancelled mid-reply knows which calls arrived whole (R19).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from ink.ai.messages import AssistantMessage, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+    signature: str | None = None
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    call: ToolCall
+    type: Literal["tool_call_ready"] = "tool_call_ready"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """The request failed before anything streamed and will be sent again after ``delay_seconds``."""
+
+    attempt: int
+    delay_seconds: float
+    error: str
+    type: Literal["retry"] = "retry"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDone:
+    message: AssistantMessage
+    type: Literal["reply_done"] = "reply_done"
+
+
+StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallReady | RetryScheduled | ReplyDone

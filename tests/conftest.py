@@ -1,0 +1,1 @@
+"""Shared test set-up. Fixtures for the fake model server live in tests/fakeserver."""
