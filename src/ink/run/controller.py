@@ -1,0 +1,338 @@
+"""The run controller: one core under every frontend (SEMANTICS R7-R36).
+
+It owns the state (``idle``/``running``, R25), the input ledger and queue (R8, R30, R32), the abort handle
+of the current run (R17, R21), settling and flushing (R22-R28) and bang lines (R14). Frontends only call
+its methods and render its events; none re-implements any of this.
+
+All methods are called on the event loop's thread. ``submit``, ``abort``, ``interrupt`` and the queue
+operations never block; ``wait_idle`` is the one thing to await.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import AgentEvent, InputMode, InputTaken
+from ink.agent.history import History
+from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
+from ink.ai.messages import Usage, UserMessage
+from ink.run.events import (
+    AbortReceipt,
+    BangEnd,
+    BangStart,
+    InputRestored,
+    QueuedInput,
+    QueueUpdate,
+    RunEnd,
+    RunEvent,
+    RunEventListener,
+    RunStart,
+    Survivor,
+)
+from ink.run.ledger import InputLedger, LedgerEntry, QueueError, TakeMode
+
+log = logging.getLogger(__name__)
+
+INTERRUPTION_MARKER = "[interrupted by the user]"
+State = Literal["idle", "running"]
+
+__all__ = ["BangOutput", "QueueError", "RunController", "Submitted"]
+
+
+@dataclass(frozen=True, slots=True)
+class BangOutput:
+    output: str
+    exit_code: int | None
+    interrupted: bool = False
+
+
+BangRunner = Callable[[str, AbortSignal], Awaitable[BangOutput]]
+
+
+class Reaper(Protocol):
+    """Terminates every process a run started that is still alive, and names the survivors (R35)."""
+
+    async def reap(self) -> Sequence[Survivor]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    input_id: str
+    queued: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Modes:
+    steering: TakeMode = "all"
+    follow_up: TakeMode = "one-at-a-time"
+
+
+def _exit_now(status: int) -> None:
+    os._exit(status)
+
+
+class RunController:
+    def __init__(
+        self,
+        setup: LoopSetup,
+        history: History | None = None,
+        *,
+        modes: Modes = Modes(),
+        run_bang: BangRunner | None = None,
+        reaper: Reaper | None = None,
+        force_exit: Callable[[int], None] = _exit_now,
+    ) -> None:
+        self.setup = setup  # read at the start of each run; frontends replace it (/model)
+        self.history = history if history is not None else History()
+        self.modes = modes  # R13: read at the start of each run
+        self._run_bang = run_bang
+        self._reaper = reaper
+        self._force_exit = force_exit
+        self._ledger = InputLedger()
+        self._listeners: list[RunEventListener] = []
+        self._state: State = "idle"
+        self._signal: AbortSignal | None = None
+        self._redirect: LedgerEntry | None = None
+        self._driver: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._run_ids = itertools.count(1)
+
+    # -- observing -------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def ledger(self) -> InputLedger:
+        return self._ledger
+
+    def subscribe(self, listener: RunEventListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def queue(self) -> tuple[QueuedInput, ...]:
+        return self._ledger.snapshot()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    # -- input -----------------------------------------------------------------------------------
+
+    def submit(self, text: str, mode: InputMode = "steer") -> Submitted:
+        """R8: idle starts a run (or a bang line) at once; running queues the input with its mode.
+        Input that arrives while an abort settles is queued too, and handed back with the rest (R36)."""
+        entry = self._ledger.add(text, mode)
+        if self._state == "idle":
+            self._start(entry)
+            return Submitted(entry.input_id, queued=False)
+        self._queue_changed()
+        return Submitted(entry.input_id, queued=True)
+
+    def interrupt_with(self, text: str) -> Submitted:
+        """R24: abort the current work, then run ``text`` with everything done so far in the history.
+        A second redirect before the first started replaces it; the replaced one is handed back."""
+        if self._state == "idle":
+            return self.submit(text)
+        entry = self._ledger.add(text, "steer")
+        self._ledger.mark_taken(entry)  # out of the queue: no take may steal it
+        replaced, self._redirect = self._redirect, entry
+        if replaced is not None:
+            self._ledger.restore(replaced)
+            self._emit(InputRestored((replaced.public(),)))
+        self.abort("redirect")
+        return Submitted(entry.input_id, queued=True)
+
+    def edit_queued(self, input_id: str, text: str) -> None:
+        self._ledger.edit(input_id, text)
+        self._queue_changed()
+
+    def cancel_queued(self, input_id: str) -> None:
+        self._ledger.cancel(input_id)
+        self._queue_changed()
+
+    def set_queued_mode(self, input_id: str, mode: InputMode) -> None:
+        self._ledger.set_mode(input_id, mode)
+        self._queue_changed()
+
+    # -- stopping --------------------------------------------------------------------------------
+
+    def abort(self, reason: str = "user") -> bool:
+        """Abort the current run or bang line (R17). Idempotent; False when there was nothing to abort."""
+        if self._state == "idle" or self._signal is None:
+            return False
+        self._signal.abort(reason)
+        return True
+
+    def interrupt(self) -> None:
+        """The user's interrupt key or SIGINT: abort; a second one while the abort still settles exits
+        the process with status 130 (R21)."""
+        if self._signal is not None and self._signal.aborted and self._state == "running":
+            self._force_exit(130)
+            return
+        self.abort("user")
+
+    async def shutdown(self) -> None:
+        """Abort whatever runs, wait until it has settled, and reap leftover processes."""
+        self.abort("shutdown")
+        await self.wait_idle()
+        if self._reaper is not None:
+            await self._reaper.reap()
+
+    def new_session(self, history: History) -> None:
+        if self._state != "idle":
+            raise QueueError("a new session can only start while idle")
+        self.history = history
+
+    # -- driving runs ----------------------------------------------------------------------------
+
+    def _start(self, entry: LedgerEntry) -> None:
+        self._state = "running"
+        self._idle.clear()
+        self._driver = asyncio.ensure_future(self._drive(entry))
+
+    async def _drive(self, first: LedgerEntry) -> None:
+        """Run ``first``, then the flush (R26), then a pending redirect (R24); go idle at the end."""
+        try:
+            entry: LedgerEntry | None = first
+            while entry is not None:
+                completed = await self._process(entry)
+                if completed:
+                    self._ledger.reserve_all()
+                    entry = self._ledger.next_reserved()
+                    if entry is not None:
+                        self._ledger.mark_taken(entry)
+                        self._queue_changed()
+                else:
+                    entry, self._redirect = self._redirect, None
+        finally:
+            if self._redirect is not None:  # only reached when a bug ended the drive early
+                self._ledger.restore(self._redirect)
+                self._redirect = None
+            self._state = "idle"
+            self._signal = None
+            self._idle.set()
+
+    async def _process(self, entry: LedgerEntry) -> bool:
+        """Run one entry; True when it ended normally so the flush may go on."""
+        self._signal = AbortSignal()
+        if entry.is_bang:
+            return await self._bang(entry, self._signal)
+        return await self._run(entry, self._signal)
+
+    async def _run(self, entry: LedgerEntry, signal: AbortSignal) -> bool:
+        run_id = f"run-{next(self._run_ids)}"
+        self._ledger.mark_taken(entry)
+        self._emit(RunStart(run_id))
+        modes, setup = self.modes, self.setup  # R13: read once, at the start of the run
+        try:
+            result = await run_loop(
+                self.history,
+                [
+                    PendingInput(
+                        entry.input_id, entry.text, "follow_up" if entry.mode == "follow_up" else "steer"
+                    )
+                ],
+                setup,
+                signal,
+                self._emit_from_loop,
+                lambda: self._take("steer", modes.steering),
+                lambda: self._take("follow_up", modes.follow_up),
+            )
+        except Exception as exc:  # a bug must not end the process (R27)
+            log.exception("run %s failed", run_id)
+            result = LoopResult("error", Usage(), 0)
+            return await self._settle(run_id, result, signal, f"internal error: {type(exc).__name__}: {exc}")
+        error = str(result.error) if result.error is not None else None
+        return await self._settle(run_id, result, signal, error)
+
+    async def _settle(self, run_id: str, result: LoopResult, signal: AbortSignal, error: str | None) -> bool:
+        """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report."""
+        stop = "aborted" if signal.aborted and result.stop_reason != "error" else result.stop_reason
+        if stop in ("completed", "max_iterations"):
+            self._emit(RunEnd(run_id, stop, usage=result.usage))
+            return True
+        receipt = None
+        if stop == "aborted":
+            self.history.append(UserMessage(INTERRUPTION_MARKER, kind="interruption"))  # R23
+            survivors = await self._reap()
+        restored = self._restore()
+        if stop == "aborted":
+            receipt = AbortReceipt(
+                signal.reason or "user",
+                tuple(result.tally.not_started),
+                tuple(result.tally.interrupted),
+                tuple(result.tally.abandoned),
+                tuple(survivors),
+                tuple(r.input_id for r in restored),
+            )
+        self._emit(RunEnd(run_id, stop, restored, result.usage, error=error, receipt=receipt))
+        return False
+
+    async def _bang(self, entry: LedgerEntry, signal: AbortSignal) -> bool:
+        """R14: a bang line runs in the shell; its output is shown, never sent to the model."""
+        self._ledger.mark_taken(entry)
+        command = entry.text.lstrip()[1:].strip()
+        self._emit(BangStart(command, entry.input_id))
+        if self._run_bang is None:
+            outcome = BangOutput("bang commands are not available in this mode", None)
+        else:
+            try:
+                outcome = await self._run_bang(command, signal)
+            except Exception as exc:
+                outcome = BangOutput(f"{type(exc).__name__}: {exc}", None)
+        self._ledger.mark_committed(entry)
+        self._emit(
+            BangEnd(command, outcome.output, outcome.exit_code, entry.input_id, outcome.interrupted or None)
+        )
+        if not signal.aborted:
+            return True
+        restored = self._restore()
+        if restored:
+            self._emit(InputRestored(restored))
+        return False
+
+    async def _reap(self) -> Sequence[Survivor]:
+        if self._reaper is None:
+            return ()
+        try:
+            return await self._reaper.reap()
+        except Exception:
+            log.exception("reaping processes failed")
+            return ()
+
+    def _restore(self) -> tuple[QueuedInput, ...]:
+        restored = tuple(e.public() for e in self._ledger.restore_all(keep=self._redirect))
+        self._queue_changed()
+        return restored
+
+    # -- the loop's side -------------------------------------------------------------------------
+
+    def _take(self, mode: InputMode, how: TakeMode) -> list[PendingInput]:
+        taken = self._ledger.take(mode, how)
+        if taken:
+            self._queue_changed()
+        return [e.pending() for e in taken]
+
+    def _emit_from_loop(self, event: AgentEvent) -> None:
+        if isinstance(event, InputTaken):  # R31: the input is in the history now
+            self._ledger.commit([i.input_id for i in event.inputs])
+        self._emit(event)
+
+    def _queue_changed(self) -> None:
+        self._emit(QueueUpdate(self._ledger.snapshot()))
+
+    def _emit(self, event: RunEvent) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a frontend's bug must not break the run
+                log.exception("event listener failed on %s", event.type)

@@ -1,0 +1,134 @@
+"""Events of the run controller, on top of the loop's events (CONTRACT.md "Run events").
+
+``RunEvent`` is everything a frontend receives: the loop's ``AgentEvent`` union plus the controller's own
+events below. All are frozen, tagged by ``type``, with a JSON form from ``event_to_json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ink.agent.events import AgentEvent, InputMode, event_to_json
+from ink.ai.messages import Usage
+
+RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
+
+__all__ = ["RunEvent", "event_to_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedInput:
+    input_id: str
+    text: str
+    mode: InputMode
+
+
+@dataclass(frozen=True, slots=True)
+class Survivor:
+    """A process the run started that was still alive after TERM and KILL (R35)."""
+
+    pid: int
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class AbortReceipt:
+    """What an abort did (R34): calls cancelled before start, interrupted, abandoned after the grace,
+    processes still alive, inputs handed back."""
+
+    reason: str
+    not_started: tuple[str, ...] = ()
+    interrupted: tuple[str, ...] = ()
+    abandoned: tuple[str, ...] = ()
+    survivors: tuple[Survivor, ...] = ()
+    restored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    run_id: str
+    source: str | None = None
+    type: Literal["run_start"] = "run_start"
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    run_id: str
+    stop_reason: RunStop
+    restored_input: tuple[QueuedInput, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    receipt: AbortReceipt | None = None
+    source: str | None = None
+    type: Literal["run_end"] = "run_end"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueUpdate:
+    queue: tuple[QueuedInput, ...]
+    source: str | None = None
+    type: Literal["queue_update"] = "queue_update"
+
+
+@dataclass(frozen=True, slots=True)
+class InputRestored:
+    """Input handed back while no run is active (an abort during a bang line)."""
+
+    restored_input: tuple[QueuedInput, ...]
+    source: str | None = None
+    type: Literal["input_restored"] = "input_restored"
+
+
+@dataclass(frozen=True, slots=True)
+class BangStart:
+    command: str
+    input_id: str | None = None
+    source: str | None = None
+    type: Literal["bang_start"] = "bang_start"
+
+
+@dataclass(frozen=True, slots=True)
+class BangEnd:
+    command: str
+    output: str
+    exit_code: int | None
+    input_id: str | None = None
+    interrupted: bool | None = None
+    source: str | None = None
+    type: Literal["bang_end"] = "bang_end"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    request_id: str
+    tool_call_id: str
+    name: str
+    args: Mapping[str, Any]
+    source: str | None = None
+    type: Literal["permission_request"] = "permission_request"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResolved:
+    """A permission question was answered (by the user, a timeout or an abort)."""
+
+    request_id: str
+    decision: Literal["allow", "always", "deny", "timeout", "cancelled"]
+    source: str | None = None
+    type: Literal["permission_resolved"] = "permission_resolved"
+
+
+ControllerEvent: TypeAlias = (
+    RunStart
+    | RunEnd
+    | QueueUpdate
+    | InputRestored
+    | BangStart
+    | BangEnd
+    | PermissionRequest
+    | PermissionResolved
+)
+RunEvent: TypeAlias = AgentEvent | ControllerEvent
+RunEventListener = Callable[[RunEvent], None]
