@@ -1,3 +1,6 @@
+"""``python -m ink``: the same command as ``ink``."""
+
 from ink.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,16 +1,281 @@
-"""Command line entry point (placeholder until the CLI lands)."""
+"""The ``ink`` command: parse the command line, resolve settings, check them, start one frontend.
+
+This module is the only one that sees every layer, and it is on the path of ``ink --version``, so its
+top-level imports are the standard library's lightest: the settings, the provider (httpx) and each
+frontend are imported only once the chosen mode needs them.
+
+Exit statuses: 0 success, 1 a failed run (print mode) or an internal error, 2 bad input (an unknown
+flag, a bad value, a config error, a missing key, an unreachable base URL), 130 interrupted.
+Errors are one line on stderr; a traceback only with ``--debug``.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ink.config import Invocation, Mode, Settings
+
+SUBCOMMANDS = ("acp", "sessions")
+MODEL_MODES = ("tui", "print", "rpc", "acp")  # modes that talk to a model: key and URL are checked
+FRONTEND_MODULES = {
+    "tui": "ink.frontends.tui",
+    "print": "ink.frontends.print",
+    "rpc": "ink.frontends.rpc",
+    "acp": "ink.frontends.acp",
+    "sessions": "ink.frontends.sessions",
+}
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["--version"], ["-V"]):
+class UsageError(Exception):
+    """Bad command-line input: printed as ``ink: <problem> (see ink --help)``, exit 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):  # the fast path: not even argparse
         from ink import __version__
 
         print(f"ink {__version__}")
         return 0
-    print("ink: not implemented yet", file=sys.stderr)
-    return 2
+    debug = "--debug" in args
+    try:
+        return _main(args)
+    except UsageError as exc:
+        return _fail(f"{exc} (see ink --help)", 2)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", 1)
+
+
+def _main(args: list[str]) -> int:
+    from ink.config import ConfigError
+
+    ns = _parser().parse_args(args)
+    invocation = _invocation(ns, args)
+    _setup_logging(ns.debug)
+    module_name = FRONTEND_MODULES[invocation.mode]
+    if not _module_exists(module_name):
+        return _fail(f"{_mode_label(invocation.mode)} is not available yet in this version of ink", 2)
+    try:
+        settings = _settings(ns)
+    except ConfigError as exc:
+        return _fail(str(exc), 2)
+    for warning in settings.warnings:
+        print(f"ink: warning: {warning}", file=sys.stderr)
+    problem = _preflight(settings) if invocation.mode in MODEL_MODES else None
+    if problem is not None:
+        return _fail(problem, 2)
+    return _start(module_name, settings, invocation)
+
+
+def _start(module_name: str, settings: Settings, invocation: Invocation) -> int:
+    """Import the frontend (httpx comes with it) while the reachability probe runs, then start it."""
+    import importlib
+
+    probe = _probe(settings) if invocation.mode in MODEL_MODES else None
+    frontend: Any = importlib.import_module(module_name)
+    problem = probe.problem() if probe is not None else None
+    if problem is not None:
+        return _fail(problem, 2)
+    status = frontend.main(settings, invocation)
+    return int(status)
+
+
+def _settings(ns: argparse.Namespace) -> Settings:
+    from pathlib import Path
+
+    from ink.config import Flags, load_settings
+
+    flags = Flags(
+        provider=ns.provider,
+        model=ns.model,
+        base_url=ns.base_url,
+        api_key=ns.api_key,
+        cwd=ns.cwd,
+        max_iterations=ns.max_iterations,
+        steering_mode=ns.steering_mode,
+        follow_up_mode=ns.follow_up_mode,
+        permission_mode=ns.permission_mode,
+        session_dir=ns.session_dir,
+        no_session=ns.no_session,
+        debug=ns.debug,
+    )
+    return load_settings(flags, os.environ, Path.cwd())
+
+
+def _preflight(settings: Settings) -> str | None:
+    from ink.config import missing_key_problem
+
+    return missing_key_problem(settings)
+
+
+def _probe(settings: Settings) -> Any:
+    from ink.config.reach import Probe
+
+    return Probe(settings.base_url, settings.origins.get("base_url", "default"), os.environ)
+
+
+# -- the command line --------------------------------------------------------------------------------
+
+
+def _new_parser() -> argparse.ArgumentParser:
+    """argparse, made to report every problem as one line (``UsageError``) instead of usage + exit."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(_clearer(message))
+
+    return Parser(
+        prog="ink",
+        description="A coding agent for the terminal with first-class run control.",
+        epilog="Subcommands: 'ink acp' (Agent Client Protocol over stdio), 'ink sessions' (list "
+        "sessions of this directory). Settings and their precedence: docs/config.md.",
+        allow_abbrev=False,
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ink import __version__
+    from ink.config.catalogue import provider_names
+    from ink.config.keys import PERMISSION_MODES, TAKE_MODES
+
+    p = _new_parser()
+    p.add_argument("prompt", nargs="*", help="the first prompt (print mode: the task)")
+    p.add_argument("-V", "--version", action="version", version=f"ink {__version__}")
+    p.add_argument("-p", "--print", action="store_true", help="print mode: run to the end, print the answer")
+    p.add_argument("--output-format", choices=("text", "stream-json"), help="print mode output")
+    p.add_argument("--mode", choices=("rpc",), help="rpc: JSON lines on stdin/stdout")
+    p.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="latest session")
+    p.add_argument("-r", "--resume", metavar="ID", help="continue the session ID")
+    p.add_argument("--provider", choices=provider_names(), help="model service (default: openai)")
+    p.add_argument("--model", metavar="NAME", help="model name (default: per provider)")
+    p.add_argument("--base-url", metavar="URL", help="service URL, e.g. http://localhost:11434/v1")
+    p.add_argument("--api-key", metavar="KEY", help="prefer the provider's environment variable")
+    p.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
+    p.add_argument("--max-iterations", metavar="N", type=_count, help="tool batches per run; 0: no limit")
+    p.add_argument("--steering-mode", choices=TAKE_MODES, help="steer messages taken at once")
+    p.add_argument("--follow-up-mode", choices=TAKE_MODES, help="follow-ups taken at once")
+    p.add_argument("--permission-mode", choices=PERMISSION_MODES, help="what tools may do unasked")
+    p.add_argument("--session-dir", metavar="DIR", help="where sessions are kept")
+    p.add_argument("--no-session", action="store_true", help="do not write a session file")
+    p.add_argument("--debug", action="store_true", help="log to stderr, show tracebacks")
+    return p
+
+
+def _count(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _clearer(message: str) -> str:
+    """argparse's wording, made to name the problem plainly (and guess the flag that was meant)."""
+    if message.startswith("unrecognized arguments: "):
+        unknown = message.removeprefix("unrecognized arguments: ").split()
+        flag = next((u for u in unknown if u.startswith("-")), unknown[0])
+        return (
+            f"unknown option {flag}{_did_you_mean(flag)}" if flag.startswith("-") else f"unexpected {flag!r}"
+        )
+    return message.replace("argument ", "", 1) if message.startswith("argument ") else message
+
+
+def _did_you_mean(flag: str) -> str:
+    import difflib
+
+    known = [a for action in _parser()._actions for a in action.option_strings]
+    guesses = difflib.get_close_matches(flag.split("=", 1)[0], known, n=2, cutoff=0.75)
+    return f" (did you mean {' or '.join(guesses)}?)" if guesses else ""
+
+
+def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
+    """Decide the mode from the parsed flags; contradictory combinations are usage errors."""
+    from ink.config import Invocation
+
+    words: list[str] = ns.prompt
+    sub = words[0] if words and words[0] in SUBCOMMANDS and not _after_dashdash(args, words[0]) else None
+    if sub is not None:
+        if len(words) > 1:
+            raise UsageError(f"'ink {sub}' takes no prompt (got {' '.join(words[1:])!r})")
+        if ns.print or ns.mode:
+            raise UsageError(f"'ink {sub}' cannot be combined with {'-p' if ns.print else '--mode'}")
+        return Invocation(sub)  # type: ignore[arg-type]
+    if ns.continue_session and ns.resume:
+        raise UsageError("--continue and --resume exclude each other: pick one")
+    if ns.no_session and (ns.continue_session or ns.resume):
+        raise UsageError("--no-session cannot be combined with --continue or --resume")
+    if ns.output_format and not ns.print:
+        raise UsageError("--output-format only applies to print mode: add -p")
+    if ns.mode == "rpc":
+        if ns.print or words:
+            raise UsageError("--mode rpc reads its prompts from stdin: drop -p and the prompt")
+        return Invocation("rpc", continue_session=ns.continue_session, resume_id=ns.resume)
+    prompt = " ".join(words) if words else None
+    if ns.print and prompt is None and (sys.stdin is None or sys.stdin.isatty()):
+        raise UsageError('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
+    mode: Mode = "print" if ns.print else "tui"
+    return Invocation(
+        mode, prompt, ns.output_format or "text", continue_session=ns.continue_session, resume_id=ns.resume
+    )
+
+
+def _after_dashdash(args: list[str], word: str) -> bool:
+    """``ink -- sessions`` sends the word as a prompt instead of running the subcommand."""
+    return "--" in args and args.index("--") < args.index(word)
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
+
+
+def _mode_label(mode: str) -> str:
+    return {
+        "tui": "the interactive terminal UI",
+        "rpc": "--mode rpc",
+        "acp": "'ink acp'",
+        "sessions": "'ink sessions'",
+        "print": "print mode",
+    }[mode]
+
+
+def _setup_logging(debug: bool) -> None:
+    """Logs go to stderr. Without --debug: warnings and worse, one line each, no traceback."""
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            exc = record.exc_info[1] if record.exc_info else None
+            cause = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+            return f"ink: {record.getMessage()}{cause} (run with --debug for details)"
+
+    handler = logging.StreamHandler(sys.stderr)
+    verbose = logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s")
+    handler.setFormatter(verbose if debug else OneLine())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"ink: {message}", file=sys.stderr)
+    return status

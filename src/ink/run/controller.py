@@ -37,6 +37,7 @@ from ink.run.events import (
     Survivor,
 )
 from ink.run.ledger import InputLedger, LedgerEntry, QueueError, TakeMode
+from ink.run.permissions import PermissionBroker
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class RunController:
         self._idle = asyncio.Event()
         self._idle.set()
         self._run_ids = itertools.count(1)
+        self.permissions = PermissionBroker(self._emit)  # the policy's hook asks through this
 
     # -- observing -------------------------------------------------------------------------------
 

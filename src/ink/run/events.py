@@ -12,10 +12,11 @@ from typing import Any, Literal, TypeAlias
 
 from ink.agent.events import AgentEvent, InputMode, event_to_json
 from ink.ai.messages import Usage
+from ink.tools.processes import Survivor
 
 RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
 
-__all__ = ["RunEvent", "event_to_json"]
+__all__ = ["RunEvent", "Survivor", "event_to_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +24,6 @@ class QueuedInput:
     input_id: str
     text: str
     mode: InputMode
-
-
-@dataclass(frozen=True, slots=True)
-class Survivor:
-    """A process the run started that was still alive after TERM and KILL (R35)."""
-
-    pid: int
-    command: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,77 @@
+"""ink's tools: read, write, edit, bash, grep, glob, ls, and the process handling they share.
+
+``default_tools(cwd, processes)`` builds the standard set for one working directory. Every process a
+tool starts goes through ``run_process`` / ``run_shell`` and is registered in the ``ProcessRegistry``,
+whose ``terminate_all`` ends every tree on abort and exit and reports survivors (R35).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ink.agent.tool import Tool
+from ink.tools.access import ToolAccess, describe_access, written_path
+from ink.tools.bash import BashTool, format_shell_result
+from ink.tools.edit import EditTool
+from ink.tools.glob import GlobTool
+from ink.tools.grep import GrepTool, find_rg
+from ink.tools.limits import MAX_LINE_CHARS, MAX_LIST_ENTRIES, MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
+from ink.tools.ls import LsTool
+from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, ProcessRegistry, Survivor, Termination
+from ink.tools.read import ReadTool
+from ink.tools.shell import DEFAULT_TIMEOUT, ShellResult, run_process, run_shell
+from ink.tools.workspace import Workspace, as_workspace, real_target, resolve_path
+from ink.tools.write import WriteTool
+
+
+def default_tools(
+    cwd: Workspace | str | os.PathLike[str],
+    processes: ProcessRegistry,
+    *,
+    kill_delay: float = DEFAULT_KILL_DELAY,
+) -> list[Tool]:
+    """The standard tools for ``cwd``: read, write, edit, bash, grep, glob, ls (in that order)."""
+    workspace = as_workspace(cwd)
+    return [
+        ReadTool(workspace),
+        WriteTool(workspace),
+        EditTool(workspace),
+        BashTool(workspace, processes, kill_delay=kill_delay),
+        GrepTool(workspace, processes, kill_delay=kill_delay),
+        GlobTool(workspace),
+        LsTool(workspace),
+    ]
+
+
+__all__ = [
+    "DEFAULT_KILL_DELAY",
+    "DEFAULT_TIMEOUT",
+    "MAX_LINE_CHARS",
+    "MAX_LIST_ENTRIES",
+    "MAX_OUTPUT_BYTES",
+    "MAX_OUTPUT_LINES",
+    "BashTool",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "LsTool",
+    "ProcessEntry",
+    "ProcessRegistry",
+    "ReadTool",
+    "ShellResult",
+    "Survivor",
+    "Termination",
+    "ToolAccess",
+    "Workspace",
+    "WriteTool",
+    "as_workspace",
+    "default_tools",
+    "describe_access",
+    "find_rg",
+    "format_shell_result",
+    "real_target",
+    "resolve_path",
+    "run_process",
+    "run_shell",
+    "written_path",
+]

@@ -1,0 +1,169 @@
+"""Start-up and one-turn cost of ink, next to a stdlib-only baseline loop, in the same run.
+
+Measures, each as a fresh process (wall time, CPU user+system and peak RSS of that process alone, from
+``os.wait4``):
+  - ``ink --version`` (and ``python -c pass``, the interpreter's own floor)
+  - ``ink -p`` doing one scripted turn against the fake model server: a text-only reply (one request),
+    and a turn with a ``read`` tool call (two requests)
+  - ``bench/baseline_loop.py`` (urllib + json) doing the same requests
+
+The fake server runs in this process on 127.0.0.1 and replays the same script for every run. Results go
+to ``bench/results/startup.md`` and stdout. Targets (issue 2): --version <= 0.08 s, one turn <= 0.2 s,
+peak RSS <= 60 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.fakeserver import FakeModelServer, Reply, call, say
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "startup.md"
+LAUNCHER = ROOT / "bench" / "measure_child.py"
+HTTPX_FLOOR = ROOT / "bench" / "httpx_floor.py"
+TARGETS = {"version": 0.08, "turn": 0.2, "rss_mb": 60.0}
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall: float
+    cpu: float
+    rss_mb: float
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    samples: list[Sample]
+    target: str = ""
+
+    def cells(self) -> list[str]:
+        walls = [s.wall for s in self.samples]
+        return [
+            self.name,
+            f"{statistics.median(walls):.3f}",
+            f"{min(walls):.3f}",
+            f"{statistics.median(s.cpu for s in self.samples):.3f}",
+            f"{max(s.rss_mb for s in self.samples):.1f}",
+            self.target,
+        ]
+
+
+def measure(argv: list[str], env: dict[str, str], cwd: Path, expect: str | None) -> Sample:
+    """Run ``argv`` once through the small launcher (see measure_child.py for why)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file, err_file = Path(tmp) / "out", Path(tmp) / "err"
+        launcher = [sys.executable, "-S", "-I", str(LAUNCHER), str(out_file), str(err_file), "--", *argv]
+        done = subprocess.run(launcher, env=env, cwd=cwd, capture_output=True, text=True, check=True)
+        result = json.loads(done.stdout)
+        out, err = out_file.read_text(), err_file.read_text()
+    if result["status"] != 0 or (expect is not None and expect not in out):
+        raise SystemExit(f"bench: {argv} failed ({result['status']}): {out!r} {err!r}")
+    return Sample(result["wall"], result["cpu"], result["rss_kb"] / 1024)  # ru_maxrss is in KB on Linux
+
+
+def repeat(
+    n: int, argv: list[str], env: dict[str, str], cwd: Path, expect: str | None = None
+) -> list[Sample]:
+    measure(argv, env, cwd, expect)  # warm the file cache; not counted
+    return [measure(argv, env, cwd, expect) for _ in range(n)]
+
+
+def tool_turn() -> Callable[[object], Reply]:
+    """Responder for a turn with one tool call: odd requests ask for ``read``, even ones answer."""
+    count = 0
+
+    def respond(_request: object) -> Reply:
+        nonlocal count
+        count += 1
+        return call("read", {"path": "notes.txt"}) if count % 2 else say("The file ", "says 42.")
+
+    return respond
+
+
+def without_nagle() -> None:
+    """Real model services send each SSE chunk at once (TCP_NODELAY). The fake server's handler leaves
+    Nagle's algorithm on, which with the client's delayed ACKs adds ~40 ms to every streamed request
+    (measured: httpx 20-44 ms per request vs 1.5-2 ms with NODELAY), a cost no real service has."""
+    from tests.fakeserver import server
+
+    server._Handler.disable_nagle_algorithm = True
+
+
+def run(n: int, protocol: str) -> list[Row]:
+    py = sys.executable
+    without_nagle()
+    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
+        work = Path(tmp)
+        (work / "notes.txt").write_text("the secret is 42\n")
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(work),
+            "INK_HOME": str(work / "inkhome"),
+            "LANG": "C.UTF-8",
+        }
+        ink = [py, "-m", "ink", "-p", "--no-session", "--provider", protocol]
+        ink += ["--base-url", server.base_url(protocol), "--api-key", "k"]
+        baseline = [py, str(ROOT / "bench" / "baseline_loop.py"), server.openai_base_url]
+        floor = [py, str(HTTPX_FLOOR), server.openai_base_url]
+        text_turn = lambda _request: say("The file ", "says 42.")  # noqa: E731
+        cases: list[tuple[str, list[str], Callable[[object], Reply] | None, str]] = [
+            ("python -c pass (interpreter floor)", [py, "-c", "pass"], None, ""),
+            ("ink --version", [py, "-m", "ink", "--version"], None, "<= 0.08 s"),
+            ("ink -p, one turn (text reply)", [*ink, "hi"], text_turn, "<= 0.2 s, <= 60 MB"),
+            ("stdlib baseline loop, same turn", [*baseline, "hi"], text_turn, ""),
+            ("asyncio + httpx, same request (stack floor)", floor, text_turn, ""),
+            ("ink -p, turn with a read tool call (2 requests)", [*ink, "read"], tool_turn(), ""),
+            ("stdlib baseline loop, same turn", [*baseline, "read"], tool_turn(), ""),
+        ]
+        rows = []
+        for name, argv, responder, target in cases:
+            server.responder = responder
+            expect = "says 42" if responder is not None else None
+            rows.append(Row(name, repeat(n, argv, env, work, expect), target))
+        return rows
+
+
+def report(rows: list[Row], n: int, protocol: str) -> str:
+    header = ["what", "wall median (s)", "wall min (s)", "CPU median (s)", "peak RSS max (MB)", "target"]
+    lines = [
+        "# Start-up and one-turn cost",
+        "",
+        f"`.venv/bin/python bench/run.py startup` on {time.strftime('%Y-%m-%d %H:%M')}: Python "
+        f"{platform.python_version()}, {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs. "
+        f"{n} runs each after one warm-up; protocol {protocol}; fake model server on 127.0.0.1; "
+        f"load average {os.getloadavg()[0]:.2f} (other work on the machine inflates the medians).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(["---"] * len(header)) + " |",
+        *("| " + " | ".join(r.cells()) + " |" for r in rows),
+        "",
+        "Wall, CPU (user+system) and peak RSS are those of the measured process alone (`os.wait4`).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run.py startup")
+    parser.add_argument("-n", "--runs", type=int, default=10)
+    parser.add_argument("--protocol", choices=("openai", "anthropic"), default="openai")
+    args = parser.parse_args(argv)
+    rows = run(args.runs, args.protocol)
+    text = report(rows, args.runs, args.protocol)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text)
+    print(text, end="")
+    print(f"(written to {RESULTS.relative_to(ROOT)})")
+    return 0

@@ -1,0 +1,105 @@
+"""ink messages -> an Anthropic Messages request body.
+
+Rules the API enforces (checked by the fake server's strict mode):
+- roles alternate and the first message is the user's, so a run of tool results and user messages
+  (results, then an interruption marker or a steer) becomes ONE user message: ``tool_result`` blocks
+  first, then the text blocks;
+- every ``tool_use`` has its ``tool_result`` in the immediately following user message;
+- text blocks are never empty or whitespace-only (they are left out; a message left empty is dropped
+  and its neighbours merged);
+- thinking blocks are sent back only with their signature.
+Prompt caching: the system prompt and the last user message carry ``cache_control`` breakpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ink.ai.messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from ink.ai.provider import ModelRequest, ToolSpec
+
+EMPTY_RESULT = "(no output)"
+CACHE = {"type": "ephemeral"}
+
+
+def anthropic_body(request: ModelRequest) -> dict[str, Any]:
+    """``request.options`` are merged last (for example ``thinking``, ``temperature``)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": anthropic_messages(request.messages),
+        "stream": True,
+    }
+    if request.system.strip():
+        body["system"] = [{"type": "text", "text": request.system, "cache_control": CACHE}]
+    if request.tools:
+        body["tools"] = anthropic_tools(request.tools)
+    body.update(request.options)
+    return body
+
+
+def anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in tools]
+
+
+def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _convert(message)
+        if not blocks:
+            continue
+        if merged and merged[-1]["role"] == role:
+            merged[-1]["content"].extend(blocks)
+        else:
+            merged.append({"role": role, "content": blocks})
+    for entry in merged:
+        if entry["role"] == "user":
+            # Results must come first in their message; the sort is stable for everything else.
+            entry["content"].sort(key=lambda b: b["type"] != "tool_result")
+    _mark_cache(merged)
+    return merged
+
+
+def _convert(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    match message:
+        case UserMessage(text=text):
+            return "user", [{"type": "text", "text": text}] if text.strip() else []
+        case ToolResult():
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.output if message.output.strip() else EMPTY_RESULT,
+            }
+            if message.is_error:
+                block["is_error"] = True
+            return "user", [block]
+        case AssistantMessage():
+            return "assistant", [b for b in map(_assistant_block, message.content) if b is not None]
+    raise TypeError(f"not a message: {message!r}")
+
+
+def _assistant_block(block: TextBlock | ThinkingBlock | ToolCall) -> dict[str, Any] | None:
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text} if text.strip() else None
+        case ThinkingBlock(thinking=thinking, signature=signature):
+            # Without its signature the API rejects the block; dropping it only loses old reasoning.
+            return {"type": "thinking", "thinking": thinking, "signature": signature} if signature else None
+        case ToolCall():
+            return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.arguments)}
+
+
+def _mark_cache(merged: list[dict[str, Any]]) -> None:
+    for entry in reversed(merged):
+        if entry["role"] == "user":
+            entry["content"][-1] = {**entry["content"][-1], "cache_control": CACHE}
+            return

@@ -1,0 +1,136 @@
+"""Shared HTTP machinery of the providers: client factory, retry policy, and the SSE request loop.
+
+``stream_sse`` sends one streaming request and yields its server-sent events. A failure *before the
+first event arrived* (HTTP 408/409/429/5xx, connection errors) is retried with exponential backoff and
+jitter, honouring ``retry-after``; each retry is announced by yielding ``RetryScheduled`` first. Once an
+event has been yielded nothing is retried: the consumer has seen content.
+
+Cancellation: the response lives in ``async with client.stream(...)``, so cancelling the consumer (the
+abort) or any error closes the connection before the exception leaves this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
+from ink.ai.errors import BadResponse, ConnectionFailed, ProviderError, RateLimited
+from ink.ai.http_errors import error_from_response, error_from_transport
+from ink.ai.stream import RetryScheduled
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """``max_attempts`` counts the first try. A ``retry-after`` longer than ``max_retry_after`` is not
+    waited for: the error is raised with its ``retry_after`` for the caller to show."""
+
+    max_attempts: int = 4
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    max_retry_after: float = 60.0
+    jitter: float = 0.25
+
+    def delay(self, attempt: int, error: ProviderError) -> float | None:
+        """Seconds to wait before try ``attempt + 1`` after ``error`` on try ``attempt``; None: give up."""
+        if attempt >= self.max_attempts or not is_retryable(error):
+            return None
+        retry_after = error.retry_after if isinstance(error, RateLimited) else None
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        return backoff * (1 - self.jitter * random.random())
+
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+
+
+def is_retryable(error: ProviderError) -> bool:
+    if isinstance(error, ConnectionFailed):
+        return True
+    status = error.status
+    return status is not None and (status in RETRY_STATUSES or status >= 500)
+
+
+def new_client(
+    base_url: str, transport: httpx.AsyncBaseTransport | None = None, timeout: httpx.Timeout | None = None
+) -> httpx.AsyncClient:
+    """A client for one provider. Whoever creates it closes it (``aclose``).
+
+    For a plain-http base URL (a local server) the CA bundle is not loaded: no TLS is used and
+    redirects are not followed, so certificates never matter, and start-up saves ~30 ms."""
+    secure = not base_url.startswith("http://")
+    return httpx.AsyncClient(transport=transport, timeout=timeout or DEFAULT_TIMEOUT, verify=secure)
+
+
+async def stream_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    policy: RetryPolicy,
+    provider: str,
+) -> AsyncGenerator[RetryScheduled | ServerSentEvent, None]:
+    """Yield the events of one streaming POST, retrying failures that happen before the first event.
+
+    Raises a ``ProviderError``: the mapped HTTP error, ``ConnectionFailed`` (also when the stream broke
+    off), ``BadResponse`` (not an event stream). Never swallows ``CancelledError``.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        streamed = False
+        try:
+            # aclosing: when our consumer closes us early, the response is closed now, not at GC.
+            async with aclosing(_one_attempt(client, url, headers, body, provider)) as events:
+                async for event in events:
+                    streamed = True
+                    yield event
+            return
+        except ProviderError as error:
+            delay = None if streamed else policy.delay(attempt, error)
+            if delay is None:
+                raise
+            reason = str(error)
+        yield RetryScheduled(attempt, delay, reason)
+        await asyncio.sleep(delay)
+
+
+async def drain(events: AsyncGenerator[RetryScheduled | ServerSentEvent, None], limit: float = 0.5) -> None:
+    """Read what follows the protocol's last event (the chunked terminator) so the connection can be
+    reused for the next call instead of paying a new TLS handshake. Bounded: a server that keeps the
+    stream open gets its connection closed. Failures here do not matter: the reply is complete."""
+    try:
+        async with asyncio.timeout(limit):
+            async for _ in events:
+                pass
+    except (TimeoutError, ProviderError):
+        pass
+
+
+async def _one_attempt(
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any], provider: str
+) -> AsyncGenerator[ServerSentEvent, None]:
+    streamed = False
+    try:
+        async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                raise error_from_response(response, provider)
+            async for event in EventSource(response).aiter_sse():
+                streamed = True
+                yield event
+    except httpx.HTTPError as exc:
+        raise error_from_transport(exc, url, provider, streamed=streamed) from exc
+    except SSEError as exc:
+        raise BadResponse(f"{url} did not answer with an event stream: {exc}", provider=provider) from exc

@@ -1,0 +1,245 @@
+"""OpenAI Chat Completions streaming, for OpenAI and every compatible server (Ollama, llama.cpp, vLLM,
+OpenRouter): text, reasoning (``reasoning_content`` / ``reasoning``), tool calls assembled by index,
+usage from the ``stream_options.include_usage`` chunk.
+
+A tool call is complete when a delta for another index starts, when text follows it, or at the finish;
+its ``ToolCallReady`` is yielded then. The stream is complete at ``data: [DONE]`` (or, for servers that
+omit it, when it ends after a ``finish_reason``); anything else ending it is a ``ConnectionFailed``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
+from ink.ai.errors import BadResponse, ConnectionFailed
+from ink.ai.http import RetryPolicy, drain, new_client, stream_sse
+from ink.ai.http_errors import error_details, error_for_status
+from ink.ai.messages import StopReason, ToolCall, Usage
+from ink.ai.openai_convert import openai_body
+from ink.ai.provider import ModelRequest
+from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+FINISH: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "error",
+}
+
+
+class OpenAIProvider:
+    """Streams replies from ``{base_url}/chat/completions``.
+
+    ``client`` (shared, closed by its owner) or ``transport`` (for a client this provider creates and
+    closes in ``aclose``). ``max_tokens_field``: OpenAI itself wants ``max_completion_tokens``; most
+    compatible servers only know ``max_tokens`` (the default for a non-OpenAI ``base_url``).
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str = OPENAI_BASE_URL,
+        client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_tokens_field: str | None = None,
+        name: str = "openai",
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self._api_key = api_key
+        self._extra_headers = dict(headers or {})
+        self._client = client
+        self._owns_client = client is None
+        self._transport = transport
+        default_field = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
+        self.max_tokens_field = max_tokens_field or default_field
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers | self._extra_headers
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_client(self.base_url, self._transport)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
+        Raises a ``ProviderError``; cancelling the consumer closes the connection."""
+        body = openai_body(request, max_tokens_field=self.max_tokens_field)
+        reader = _ChunkReader(MessageBuilder(request.model, self.name), self.name)
+        events = stream_sse(
+            self._http(), self.url, headers=self._headers(), body=body, policy=self.retry, provider=self.name
+        )
+        async with aclosing(events):  # closes the response at once on error and on cancel
+            async for item in events:
+                if isinstance(item, RetryScheduled):
+                    yield item
+                elif item.data.strip() == "[DONE]":
+                    reader.done = True
+                    break
+                elif item.data.strip():
+                    for event in reader.feed(load_chunk(item.data, self.name)):
+                        yield event
+            for event in reader.finish():
+                yield event
+            await drain(events)
+
+
+@dataclass
+class _PendingCall:
+    index: int
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _ChunkReader:
+    """Turns ``chat.completion.chunk`` objects into stream events and one message."""
+
+    def __init__(self, builder: MessageBuilder, provider: str) -> None:
+        self.builder = builder
+        self.provider = provider
+        self.pending: dict[int, _PendingCall] = {}
+        self.current: int | None = None
+        self.last_index = -1
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def feed(self, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
+        if chunk.get("error") is not None:
+            message, kind, code = error_details(chunk)
+            raise error_for_status(None, message or str(chunk["error"]), self.provider, kind=kind, code=code)
+        usage = chunk.get("usage")
+        if usage is not None:
+            self.builder.usage = _usage(usage, self.provider)
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise self._bad("'choices' is not a list", chunk)
+        for choice in choices[:1]:
+            if not isinstance(choice, dict):
+                raise self._bad("a choice is not an object", chunk)
+            yield from self._delta(choice.get("delta") or {}, chunk)
+            if choice.get("finish_reason") is not None:
+                self.finish_reason = str(choice["finish_reason"])
+                yield from self._complete_calls()
+
+    def _delta(self, delta: Any, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
+        if not isinstance(delta, dict):
+            raise self._bad("'delta' is not an object", chunk)
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        content = delta.get("content")
+        if self.current is not None and (reasoning or content):
+            # Text after a call's deltas means the call is over: it is whole now, not at the finish.
+            yield from self._complete(self.current)
+            self.current = None
+        if isinstance(reasoning, str) and reasoning:
+            self.builder.add_thinking(reasoning)
+            yield ThinkingDelta(reasoning)
+        if isinstance(content, str) and content:
+            self.builder.add_text(content)
+            yield TextDelta(content)
+        calls = delta.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                raise self._bad("'tool_calls' is not a list", chunk)
+            for call in calls:
+                yield from self._call_delta(call, chunk)
+
+    def _call_delta(self, call: Any, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
+        if not isinstance(call, dict):
+            raise self._bad("a tool call delta is not an object", chunk)
+        index = call.get("index")
+        if index is None:  # some compatible servers omit it: a new id means a new call
+            current = self.pending.get(self.current) if self.current is not None else None
+            is_new = current is None or (call.get("id") is not None and call["id"] != current.id)
+            index = self.last_index + 1 if is_new else self.current
+        if not isinstance(index, int):
+            raise self._bad("a tool call delta has no integer 'index'", chunk)
+        if index != self.current and self.current is not None:
+            yield from self._complete(self.current)
+        self.current = index
+        self.last_index = max(self.last_index, index)
+        entry = self.pending.get(index)
+        if entry is None:
+            entry = self.pending[index] = _PendingCall(
+                index, str(call.get("id") or f"call_{uuid.uuid4().hex[:24]}")
+            )
+        fn = call.get("function") or {}
+        if not isinstance(fn, dict):
+            raise self._bad("a tool call's 'function' is not an object", chunk)
+        if isinstance(fn.get("name"), str):
+            entry.name += fn["name"]
+        arguments = fn.get("arguments")
+        if arguments is not None:
+            if not isinstance(arguments, str):
+                raise self._bad("tool call 'arguments' is not a string", chunk)
+            entry.arguments.append(arguments)
+
+    def _complete(self, index: int) -> Iterator[StreamEvent]:
+        entry = self.pending.pop(index, None)
+        if entry is None:
+            return
+        if not entry.name:
+            raise BadResponse(f"tool call {entry.id} arrived without a name", provider=self.provider)
+        args = parse_arguments("".join(entry.arguments), entry.name, entry.id, self.provider)
+        call = ToolCall(entry.id, entry.name, args)
+        self.builder.add_call(call)
+        yield ToolCallReady(call)
+
+    def _complete_calls(self) -> Iterator[StreamEvent]:
+        for index in sorted(self.pending):
+            yield from self._complete(index)
+        self.current = None
+
+    def finish(self) -> Iterator[StreamEvent]:
+        if not self.done and self.finish_reason is None:
+            raise ConnectionFailed("the stream ended before the reply was complete", provider=self.provider)
+        yield from self._complete_calls()
+        stop = FINISH.get(self.finish_reason or "stop", "stop")
+        if self.builder.has_calls and stop != "error":
+            stop = "tool_use"
+        error = "the reply was stopped by the server's content filter" if stop == "error" else None
+        yield ReplyDone(self.builder.message(stop, error))
+
+    def _bad(self, what: str, chunk: dict[str, Any]) -> BadResponse:
+        return BadResponse(f"malformed chunk ({what}): {str(chunk)[:200]}", provider=self.provider)
+
+
+def _usage(data: Any, provider: str) -> Usage:
+    if not isinstance(data, dict):
+        raise BadResponse(f"malformed chunk ('usage' is not an object): {str(data)[:200]}", provider=provider)
+    details = data.get("prompt_tokens_details") or {}
+    try:
+        cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+        prompt = int(data.get("prompt_tokens") or 0)
+        output = int(data.get("completion_tokens") or 0)
+    except (TypeError, ValueError) as exc:
+        raise BadResponse(
+            f"malformed chunk (token counts are not numbers): {str(data)[:200]}", provider=provider
+        ) from exc
+    return Usage(input_tokens=max(0, prompt - cached), output_tokens=output, cache_read_tokens=cached)

@@ -1,0 +1,85 @@
+"""ink messages -> an OpenAI Chat Completions request body.
+
+Rules the API enforces (and the fake server's strict mode checks): every assistant ``tool_calls`` id is
+followed by a ``tool`` message with that id before the next user or assistant message; arguments are a
+JSON *string*. Thinking is not sent back (Chat Completions has no field for it). An assistant message
+with neither text nor calls (an aborted reply that had only begun) is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ink.ai.messages import AssistantMessage, Message, ToolResult, UserMessage
+from ink.ai.provider import ModelRequest, ToolSpec
+
+EMPTY_RESULT = "(no output)"
+
+
+def openai_body(request: ModelRequest, *, max_tokens_field: str = "max_tokens") -> dict[str, Any]:
+    """``request.options`` are merged last: provider-specific fields (temperature, reasoning_effort...)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": openai_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        max_tokens_field: request.max_tokens,
+    }
+    if request.tools:
+        body["tools"] = openai_tools(request.tools)
+    body.update(request.options)
+    return body
+
+
+def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
+        }
+        for t in tools
+    ]
+
+
+def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        match message:
+            case UserMessage(text=text):
+                out.append({"role": "user", "content": text})
+            case ToolResult():
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": message.tool_call_id,
+                        "content": message.output or EMPTY_RESULT,
+                    }
+                )
+            case AssistantMessage():
+                converted = _assistant(message)
+                if converted is not None:
+                    out.append(converted)
+    return out
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+    text = message.text
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {
+                "name": call.name,
+                "arguments": json.dumps(dict(call.arguments), ensure_ascii=False),
+            },
+        }
+        for call in message.tool_calls
+    ]
+    if not text and not calls:
+        return None
+    converted: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        converted["tool_calls"] = calls
+    return converted

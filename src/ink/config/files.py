@@ -1,0 +1,147 @@
+"""Reading one config file: TOML parsed with the stdlib, every key checked, every value located.
+
+A malformed file, an unknown key or a wrong value is a ``ConfigError`` whose text starts with
+``path:line:`` so the user can jump to it. Unknown keys are errors, not warnings: a misspelt
+``permision_mode`` silently ignored would leave the user believing a safety setting is in force.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ink.config.catalogue import PROVIDERS
+from ink.config.errors import ConfigError
+from ink.config.keys import PROVIDER_KEYS, TOP_KEYS, Key
+
+FIX = "fix the file or remove it"
+
+
+class Located(NamedTuple):
+    """A checked value and where it was written (``path:line``)."""
+
+    value: Any
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    path: Path
+    top: dict[str, Located] = field(default_factory=dict)
+    providers: dict[str, dict[str, Located]] = field(default_factory=dict)
+
+
+def read_config_file(path: Path) -> ConfigFile | None:
+    """Parse and check ``path``; None when it does not exist. Raises ``ConfigError`` (one line)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"config error: {path}: cannot read it ({exc.strerror}) — {FIX}") from exc
+    import tomllib  # only when there is a file: start-up without one stays lighter
+
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"config error: {path}:{line}: not valid UTF-8 text — {FIX}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config error: {_toml_problem(path, text, exc)} — {FIX}") from exc
+    return _checked(path, text, data)
+
+
+def _toml_problem(path: Path, text: str, exc: Exception) -> str:
+    """tomllib ends its messages with "(at line L, column C)" or "(at end of document)"."""
+    message = str(exc)
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if found:
+        problem = message[: found.start()]
+        return f"{path}:{found.group(1)}: {_lower_first(problem)} (column {found.group(2)})"
+    found = re.search(r"\s*\(at end of document\)\s*$", message)
+    if found:
+        last_line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+        return f"{path}:{last_line}: {_lower_first(message[: found.start()])} (at the end of the file)"
+    return f"{path}: {_lower_first(message)}"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
+    result = ConfigFile(path)
+    for name, value in data.items():
+        where = f"{path}:{_line_of(text, (), name)}"
+        if name == "providers":
+            _check_providers(path, text, value, result)
+            continue
+        result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
+    return result
+
+
+def _check_providers(path: Path, text: str, value: Any, into: ConfigFile) -> None:
+    if not isinstance(value, dict):
+        where = f"{path}:{_line_of(text, (), 'providers')}"
+        raise ConfigError(f"config error: {where}: providers must be a table like [providers.openai] — {FIX}")
+    for provider, table in value.items():
+        header = ("providers", provider)
+        where = f"{path}:{_line_of(text, header, None)}"
+        if provider not in PROVIDERS:
+            known = ", ".join(PROVIDERS)
+            problem = f"unknown provider {provider!r} (known: {known})"
+            raise ConfigError(f"config error: {where}: {problem} — {FIX}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"config error: {where}: providers.{provider} must be a table — {FIX}")
+        checked: dict[str, Located] = {}
+        for name, item in table.items():
+            at = f"{path}:{_line_of(text, header, name)}"
+            checked[name] = Located(_check(PROVIDER_KEYS, name, item, at, f"[providers.{provider}]"), at)
+        into.providers[provider] = checked
+
+
+def _check(keys: dict[str, Key], name: str, value: Any, where: str, section: str) -> Any:
+    key = keys.get(name)
+    if key is None:
+        import difflib
+
+        guess = difflib.get_close_matches(name, keys, n=1)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else f" (known keys: {', '.join(keys)})"
+        raise ConfigError(f"config error: {where}: unknown key {name!r} at the {section}{hint} — {FIX}")
+    try:
+        return key.check(value, where)
+    except ConfigError as exc:
+        raise ConfigError(f"config error: {exc} — {FIX}") from None
+
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+
+
+def _line_of(text: str, table: tuple[str, ...], key: str | None) -> int:
+    """The line where ``key`` is set inside ``[table]`` (or the header line when ``key`` is None).
+
+    Best effort for the plain layouts people write; falls back to line 1 for exotic TOML (dotted keys,
+    inline tables), which still names the file.
+    """
+    current: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            current = tuple(part.strip().strip("\"'") for part in header.group(1).split("."))
+            if key is None and current == table:
+                return number
+            continue
+        if key is not None and current == table and _sets_key(line, key):
+            return number
+    return 1
+
+
+def _sets_key(line: str, key: str) -> bool:
+    stripped = line.lstrip()
+    for spelled in (key, f'"{key}"', f"'{key}'"):
+        if stripped.startswith(spelled) and stripped[len(spelled) :].lstrip().startswith("="):
+            return True
+    return False

@@ -1,0 +1,22 @@
+"""What the user asked this process to do, beyond settings: the mode and its inputs.
+
+The command line builds one ``Invocation`` and hands it, with the ``Settings``, to the chosen frontend's
+``main(settings, invocation) -> int``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Mode = Literal["tui", "print", "rpc", "acp", "sessions"]
+OutputFormat = Literal["text", "stream-json"]
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    mode: Mode
+    prompt: str | None = None  # the first prompt (tui) or the whole task (print)
+    output_format: OutputFormat = "text"
+    continue_session: bool = False  # --continue: the latest session of the working directory
+    resume_id: str | None = None  # --resume ID

@@ -1,0 +1,96 @@
+"""Every setting a config file may hold: its type, allowed values and range, checked in one place.
+
+The same checks serve config files, flags and environment values, so a wrong value gets the same
+message wherever it came from; only the "where" differs (``path:line``, ``--flag``, ``ENV_VAR``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+from ink.config.catalogue import provider_names
+from ink.config.errors import ConfigError
+
+TakeModeName: TypeAlias = Literal["all", "one-at-a-time"]
+PermissionMode: TypeAlias = Literal["ask", "accept-edits", "yolo"]
+ThinkingLevel: TypeAlias = Literal["off", "low", "medium", "high"]
+TAKE_MODES: tuple[TakeModeName, ...] = ("all", "one-at-a-time")
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "accept-edits", "yolo")  # strictest first
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "low", "medium", "high")
+
+
+class Key(NamedTuple):  # a NamedTuple, not a dataclass: ~10x cheaper to define on the start-up path
+    name: str
+    kind: type  # str, int or float
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    help: str = ""
+
+    def check(self, value: Any, where: str) -> Any:
+        """Return ``value`` (ints widened for float keys). Raises ``ConfigError`` naming ``where``."""
+        if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, self.kind) or isinstance(value, bool):
+            raise ConfigError(f"{where}: {self.name} must be {_kind_name(self.kind)} (got {value!r})")
+        if self.choices and value not in self.choices:
+            allowed = ", ".join(self.choices)
+            raise ConfigError(f"{where}: {self.name} must be one of {allowed} (got {value!r})")
+        if isinstance(value, str) and not value.strip():
+            raise ConfigError(f"{where}: {self.name} must not be empty")
+        number = float(value) if isinstance(value, int | float) else 0.0
+        if self.minimum is not None and number < self.minimum:
+            raise ConfigError(f"{where}: {self.name} must be at least {self.minimum:g} (got {value!r})")
+        if self.maximum is not None and number > self.maximum:
+            raise ConfigError(f"{where}: {self.name} must be at most {self.maximum:g} (got {value!r})")
+        return value
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "a string", int: "an integer", float: "a number"}.get(kind, kind.__name__)
+
+
+def _keys(*keys: Key) -> dict[str, Key]:
+    return {k.name: k for k in keys}
+
+
+# Keys allowed at the top level of a config file.
+TOP_KEYS = _keys(
+    Key("provider", str, provider_names(), help="which model service to use"),
+    Key("model", str, help="model name for the chosen provider"),
+    Key("base_url", str, help="service URL (OpenAI-compatible servers: include /v1)"),
+    Key("api_key", str, help="discouraged in files: prefer the provider's environment variable"),
+    Key("max_iterations", int, minimum=0, help="tool batches per run; 0 means no limit (R28)"),
+    Key("steering_mode", str, TAKE_MODES, help="how many steer entries one take removes (R13)"),
+    Key("follow_up_mode", str, TAKE_MODES, help="how many follow-up entries one take removes (R13)"),
+    Key("permission_mode", str, PERMISSION_MODES, help="what tools may do without asking"),
+    Key("session_dir", str, help="where session files go (default $INK_HOME/sessions)"),
+    Key("grace_seconds", float, minimum=0, maximum=600, help="wait for an aborted tool (R20)"),
+    Key("kill_delay", float, minimum=0, maximum=2, help="TERM to KILL delay for tool processes (R35)"),
+    Key("thinking", str, THINKING_LEVELS, help="reasoning effort where the model supports it"),
+    Key("max_tokens", int, minimum=1, help="output token limit of one model reply"),
+)
+
+# Keys allowed in a ``[providers.<name>]`` table: defaults for that provider only.
+PROVIDER_KEYS = _keys(
+    Key("model", str, help="default model of this provider"),
+    Key("base_url", str, help="service URL of this provider"),
+    Key("api_key", str, help="discouraged in files: prefer the provider's environment variable"),
+)
+
+
+def check_base_url(url: str, where: str) -> str:
+    """A base URL must be absolute http(s) with a host. Returns it without a trailing slash."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{where}: base URL {url!r} is not an http(s) URL; give the full address, "
+            "for example http://localhost:11434/v1"
+        )
+    try:
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError:
+        raise ConfigError(f"{where}: base URL {url!r} has an invalid port") from None
+    return url.strip().rstrip("/")

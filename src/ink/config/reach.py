@@ -1,0 +1,98 @@
+"""Before a run: is anything listening at the base URL? A fast TCP connect, not an HTTP request.
+
+A wrong port or a server that is not started should be one clear line at start-up, not a retried
+connection error in the middle of the first turn. The probe runs in a thread so the command line can
+import the provider and tools meanwhile; on a healthy set-up it costs no wall time.
+
+When the environment routes the URL through a proxy (HTTPS_PROXY and friends, honoured by httpx too),
+the proxy is what must answer, so the proxy is probed instead.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+DEFAULT_TIMEOUT = 3.0
+
+
+class Probe:
+    """A connect attempt running in a daemon thread. ``problem()`` waits for it (bounded)."""
+
+    def __init__(
+        self, url: str, origin: str, env: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        self.url = url
+        self.origin = origin
+        self.timeout = timeout
+        self._target = _target(url, env)
+        self._error: str | None = None
+        self._thread = threading.Thread(target=self._connect, name="ink-reach", daemon=True)
+        self._thread.start()
+
+    def _connect(self) -> None:
+        host, port, via = self._target
+        try:
+            with socket.create_connection((host, port), timeout=self.timeout):
+                pass
+        except socket.gaierror:
+            self._error = f"cannot resolve host {host!r}{via}"
+        except ConnectionRefusedError:
+            self._error = f"nothing listens on {host}:{port}{via} (connection refused)"
+        except TimeoutError:
+            self._error = f"no answer from {host}:{port}{via} within {self.timeout:g} s"
+        except OSError as exc:
+            self._error = f"cannot connect to {host}:{port}{via} ({exc.strerror or exc})"
+
+    def problem(self) -> str | None:
+        """None when the connect succeeded, else one line naming the URL, the cause and the fix."""
+        self._thread.join(self.timeout + 1.0)
+        error = self._error
+        if self._thread.is_alive():  # name resolution is not bounded by the socket timeout
+            error = f"no answer from {self._target[0]} within {self.timeout:g} s"
+        if error is None:
+            return None
+        return f"cannot reach the model service at {self.url}: {error}; {_fix(self.origin)}"
+
+
+def _fix(origin: str) -> str:
+    """How to fix the URL, depending on where it was set (``--base-url``, an env var, ``path:line``)."""
+    if origin == "default":
+        return "check the network connection (or the proxy settings), or give another address with --base-url"
+    if origin.startswith("--"):
+        return f"start the server or correct {origin}"
+    if origin.isupper():
+        return f"start the server, or correct or unset {origin}"
+    return f"start the server, or correct base_url in {origin} (or override it with --base-url)"
+
+
+def _target(url: str, env: Mapping[str, str]) -> tuple[str, int, str]:
+    """(host, port, " via proxy ..." or "") of what a connection to ``url`` really goes to."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    proxy = _proxy_for(parts.scheme, host, env)
+    if proxy:
+        proxied = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if proxied.hostname:
+            proxy_port = proxied.port or (443 if proxied.scheme == "https" else 80)
+            return proxied.hostname, proxy_port, f" (via proxy {proxied.hostname}:{proxy_port})"
+    return host, port, ""
+
+
+def _proxy_for(scheme: str, host: str, env: Mapping[str, str]) -> str | None:
+    lowered = {k.lower(): v for k, v in env.items() if v}
+    if _bypassed(host, lowered.get("no_proxy", "")):
+        return None
+    return lowered.get(f"{scheme}_proxy") or lowered.get("all_proxy")
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    if host in ("localhost", "127.0.0.1", "::1"):
+        return True
+    for entry in (e.strip().lstrip(".") for e in no_proxy.split(",")):
+        if entry == "*" or (entry and (host == entry or host.endswith("." + entry))):
+            return True
+    return False

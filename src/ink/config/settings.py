@@ -1,0 +1,269 @@
+"""Resolving the settings of one ink process from flags, environment, config files and defaults.
+
+Precedence, highest first (docs/config.md explains why):
+
+    1. command-line flags
+    2. environment: OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
+       (each read only for its own provider)
+    3. the project file: the nearest ``.ink/config.toml`` from the working directory upwards
+    4. the user file: ``$INK_HOME/config.toml`` (INK_HOME defaults to ~/.ink)
+    5. built-in defaults (``catalogue.PROVIDERS`` for models and URLs)
+
+Within a file, a top-level key beats the ``[providers.<name>]`` table of the same file. A top-level
+``model``, ``base_url`` or ``api_key`` belongs to the provider chosen next to it: it is ignored when a
+higher layer picked a different provider (``--provider anthropic`` must not inherit ``model = "gpt-4.1"``).
+
+A project file is written by whoever wrote the repository, so it may not choose where the API key is
+sent (``base_url``), hold a key, or loosen ``permission_mode``: such entries are ignored with a warning.
+
+``load_settings`` is a pure function of its arguments (flags, an environment mapping, a directory), so
+tests pass their own environment instead of patching ``os.environ``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ink.config.catalogue import DEFAULT_PROVIDER, PROVIDERS, ProviderInfo
+from ink.config.errors import ConfigError
+from ink.config.files import ConfigFile, Located, read_config_file
+from ink.config.keys import (
+    PERMISSION_MODES,
+    TOP_KEYS,
+    PermissionMode,
+    TakeModeName,
+    ThinkingLevel,
+    check_base_url,
+)
+
+DEFAULTS: dict[str, Any] = {
+    "max_iterations": 0,
+    "steering_mode": "all",
+    "follow_up_mode": "one-at-a-time",
+    "permission_mode": "ask",
+    "grace_seconds": 10.0,
+    "kill_delay": 0.5,
+    "thinking": "off",
+    "max_tokens": 8192,
+}
+DEFAULT_LAYER, USER_LAYER, PROJECT_LAYER, ENV_LAYER, FLAG_LAYER = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """What the command line said; None means "not given"."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    cwd: str | None = None
+    max_iterations: int | None = None
+    steering_mode: str | None = None
+    follow_up_mode: str | None = None
+    permission_mode: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    debug: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    provider: str
+    model: str
+    base_url: str
+    api_key: str | None
+    cwd: Path
+    ink_home: Path
+    session_dir: Path
+    no_session: bool
+    max_iterations: int | None  # None: no limit
+    steering_mode: TakeModeName
+    follow_up_mode: TakeModeName
+    permission_mode: PermissionMode
+    grace_seconds: float
+    kill_delay: float
+    thinking: ThinkingLevel
+    max_tokens: int
+    debug: bool = False
+    origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
+    files: tuple[Path, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def provider_info(self) -> ProviderInfo:
+        return PROVIDERS[self.provider]
+
+
+class _Pick(NamedTuple):
+    value: Any
+    where: str
+    layer: int
+
+
+def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Settings:
+    """Resolve every setting. Raises ``ConfigError`` (one line with the fix) on any bad value or file."""
+    cwd = _working_dir(flags.cwd, start_dir)
+    ink_home = _ink_home(env, start_dir)
+    user = read_config_file(ink_home / "config.toml")
+    project_path = find_project_file(cwd, ink_home, env)
+    project = read_config_file(project_path) if project_path is not None else None
+    warnings: list[str] = []
+    if project is not None:
+        project = _without_untrusted(project, user, warnings)
+    layers = _Layers(flags, env, user, project)
+    picks = {name: layers.pick(name) for name in DEFAULTS}
+    provider = layers.pick("provider", DEFAULT_PROVIDER)
+    info = PROVIDERS[provider.value]
+    model = layers.tied("model", info, provider.layer) or _Pick(info.default_model, "default", DEFAULT_LAYER)
+    url = layers.tied("base_url", info, provider.layer) or _Pick(info.default_base_url, "default", 0)
+    key = layers.tied("api_key", info, provider.layer)
+    session_dir = layers.session_dir(ink_home, start_dir)
+    origins = {name: pick.where for name, pick in picks.items()}
+    origins |= {"provider": provider.where, "model": model.where, "base_url": url.where}
+    origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
+    return Settings(
+        provider=provider.value,
+        model=model.value,
+        base_url=check_base_url(url.value, url.where),
+        api_key=key.value if key else None,
+        cwd=cwd,
+        ink_home=ink_home,
+        session_dir=session_dir.value,
+        no_session=flags.no_session,
+        max_iterations=picks["max_iterations"].value or None,
+        steering_mode=picks["steering_mode"].value,
+        follow_up_mode=picks["follow_up_mode"].value,
+        permission_mode=picks["permission_mode"].value,
+        grace_seconds=picks["grace_seconds"].value,
+        kill_delay=picks["kill_delay"].value,
+        thinking=picks["thinking"].value,
+        max_tokens=picks["max_tokens"].value,
+        debug=flags.debug,
+        origins=origins,
+        files=tuple(f.path for f in (project, user) if f is not None),
+        warnings=tuple(warnings),
+    )
+
+
+class _Layers:
+    def __init__(
+        self, flags: Flags, env: Mapping[str, str], user: ConfigFile | None, project: ConfigFile | None
+    ) -> None:
+        self.flags = flags
+        self.env = env
+        self.files = [(f, layer) for f, layer in ((project, PROJECT_LAYER), (user, USER_LAYER)) if f]
+
+    def pick(self, name: str, default: Any = None) -> _Pick:
+        flag = getattr(self.flags, name, None)
+        if flag is not None:
+            return _Pick(TOP_KEYS[name].check(flag, _flag(name)), _flag(name), FLAG_LAYER)
+        for file, layer in self.files:
+            if name in file.top:
+                return _Pick(file.top[name].value, file.top[name].where, layer)
+        return _Pick(DEFAULTS.get(name, default), "default", DEFAULT_LAYER)
+
+    def tied(self, name: str, info: ProviderInfo, provider_layer: int) -> _Pick | None:
+        """A provider-bound value: flag, the provider's env var, then each file (top level when it belongs
+        to the chosen provider, then its ``[providers.<name>]`` table); None when nobody set it."""
+        flag = getattr(self.flags, name)
+        if flag is not None:
+            return _Pick(TOP_KEYS[name].check(flag, _flag(name)), _flag(name), FLAG_LAYER)
+        env_name = {"base_url": info.url_env, "api_key": info.key_env}.get(name)
+        if env_name and self.env.get(env_name, "").strip():
+            return _Pick(self.env[env_name].strip(), env_name, ENV_LAYER)
+        for file, layer in self.files:
+            table = file.providers.get(info.name, {})
+            found: Located | None = file.top.get(name) if layer >= provider_layer else None
+            found = found or table.get(name)
+            if found is not None:
+                return _Pick(found.value, found.where, layer)
+        return None
+
+    def session_dir(self, ink_home: Path, start_dir: Path) -> _Pick:
+        if self.flags.session_dir is not None:
+            path = (start_dir / Path(self.flags.session_dir).expanduser()).resolve()
+            return _Pick(path, "--session-dir", FLAG_LAYER)
+        for file, layer in self.files:
+            if "session_dir" in file.top:
+                found = file.top["session_dir"]
+                base = ink_home if layer == USER_LAYER else file.path.parent.parent
+                return _Pick((base / Path(found.value).expanduser()).resolve(), found.where, layer)
+        return _Pick(ink_home / "sessions", "default", DEFAULT_LAYER)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _working_dir(flag: str | None, start_dir: Path) -> Path:
+    if flag is None:
+        return start_dir.resolve()
+    path = (start_dir / Path(flag).expanduser()).resolve()
+    if not path.is_dir():
+        raise ConfigError(f"--cwd {flag}: no such directory; give an existing project directory")
+    return path
+
+
+def _ink_home(env: Mapping[str, str], start_dir: Path) -> Path:
+    raw = env.get("INK_HOME", "").strip()
+    if raw:
+        return (start_dir / Path(raw).expanduser()).resolve()
+    home = env.get("HOME", "").strip()
+    return (Path(home) if home else Path.home()) / ".ink"
+
+
+def find_project_file(cwd: Path, ink_home: Path, env: Mapping[str, str]) -> Path | None:
+    """The nearest ``.ink/config.toml`` from ``cwd`` upwards, never the user's own ``.ink`` (INK_HOME
+    or ~/.ink), which would otherwise count as a "project" for everything under the home directory."""
+    home = env.get("HOME", "").strip()
+    personal = {ink_home.resolve()} | ({(Path(home) / ".ink").resolve()} if home else set())
+    for directory in (cwd, *cwd.parents):
+        dot_ink = directory / ".ink"
+        candidate = dot_ink / "config.toml"
+        if candidate.is_file() and dot_ink.resolve() not in personal:
+            return candidate
+    return None
+
+
+def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: list[str]) -> ConfigFile:
+    """Drop what a repository's config must not decide for the person running ink (see module doc)."""
+    top = dict(project.top)
+    providers = {name: dict(table) for name, table in project.providers.items()}
+    tables = [("", top), *((f"providers.{n}.", t) for n, t in providers.items())]
+    for prefix, table in tables:
+        for key, why in (
+            ("base_url", "a project file may not choose where your API key is sent"),
+            ("api_key", "keys do not belong in files a repository shares"),
+        ):
+            if key in table:
+                found = table.pop(key)
+                warnings.append(
+                    f"{found.where}: ignoring {prefix}{key}: {why}; set it in $INK_HOME/config.toml, "
+                    "the provider's environment variable or a flag"
+                )
+    permission = top.get("permission_mode")
+    user_permission = user.top.get("permission_mode") if user else None
+    baseline = user_permission.value if user_permission else DEFAULTS["permission_mode"]
+    if permission and PERMISSION_MODES.index(permission.value) > PERMISSION_MODES.index(baseline):
+        top.pop("permission_mode")
+        warnings.append(
+            f"{permission.where}: ignoring permission_mode = {permission.value!r}: a project file may only "
+            f"make it stricter than {baseline!r}; use --permission-mode {permission.value} if you trust it"
+        )
+    return ConfigFile(project.path, top, providers)
+
+
+def missing_key_problem(settings: Settings) -> str | None:
+    """A key is required for the provider's own service; a custom base URL (a local OpenAI-compatible
+    server such as Ollama or llama.cpp) may need none, so there a missing key is left to the server."""
+    info = settings.provider_info
+    if settings.api_key is not None or settings.base_url != info.default_base_url.rstrip("/"):
+        return None
+    return (
+        f"no API key for {info.name}: set {info.key_env} (or pass --api-key); {info.key_help}, "
+        f"or choose another provider with --provider"
+    )

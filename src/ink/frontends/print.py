@@ -1,0 +1,195 @@
+"""Print mode: ``ink -p "task"`` runs one task to its end and prints the answer.
+
+stdout carries only the result: the final assistant text (``text``), or every run event as one JSON
+object per line, flushed as it happens (``stream-json``). Everything else goes to stderr.
+
+Exit statuses:
+    0    the run completed
+    1    the run failed (the provider's message on stderr, no traceback)
+    2    bad input (no prompt)
+    3    the run stopped at --max-iterations: not a failure, but not a finished answer either
+    130  interrupted (SIGINT); a second SIGINT while the abort settles exits 130 at once (R21)
+    141  stdout was closed by the reader (a pipe into ``head``): the run is aborted
+    143  terminated (SIGTERM): aborted cleanly like an interrupt
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
+from ink.config import Invocation, Settings
+from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED = 130, 141, 143
+TERMINATED = "terminated"  # the abort reason SIGTERM gives
+
+
+def main(settings: Settings, invocation: Invocation) -> int:
+    """Entry point called by the command line after the settings were checked."""
+    if invocation.continue_session or invocation.resume_id:
+        flag = "--continue" if invocation.continue_session else "--resume"
+        return _usage(f"{flag} is not available yet in print mode (sessions are not built yet)")
+    prompt = invocation.prompt if invocation.prompt is not None else _read_stdin()
+    if prompt is None or not prompt.strip():
+        return _usage('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
+    return asyncio.run(run_print(settings, prompt, invocation.output_format))
+
+
+async def run_print(
+    settings: Settings, prompt: str, output_format: str, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run ``prompt`` to its end; return the exit status. Installs SIGINT/SIGTERM handlers for the
+    duration of the run and removes them before returning."""
+    from ink.wiring import build_app
+
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    app = build_app(settings)
+    printer = _Printer(
+        out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
+    )
+    unsubscribe = app.controller.subscribe(printer.on_event)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, app.controller.interrupt)
+    loop.add_signal_handler(signal.SIGTERM, app.controller.abort, TERMINATED)
+    try:
+        app.controller.submit(prompt)
+        await app.controller.wait_idle()
+    finally:
+        await app.aclose()
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+        unsubscribe()
+    return printer.finish()
+
+
+class _Printer:
+    """Renders the events of one print-mode run and decides the exit status."""
+
+    def __init__(
+        self, out: TextIO, err: TextIO, *, json_lines: bool, on_pipe_closed: Callable[[str], object]
+    ) -> None:
+        self.out, self.err = out, err
+        self.json_lines = json_lines
+        self._on_pipe_closed = on_pipe_closed
+        self.pipe_closed = False
+        self.answer: str | None = None
+        self.end: RunEnd | None = None
+        self.bang: BangEnd | None = None
+
+    def on_event(self, event: RunEvent) -> None:
+        if event.source is not None:  # a sub-agent's events are not the answer (R7)
+            self._write_json(event)
+            return
+        match event:
+            case MessageEnd(message=message):
+                self.answer = message.text
+            case RunEnd():
+                self.end = event
+                if event.error:
+                    self._note(event.error)
+            case BangEnd():
+                self.bang = event
+            case ToolCancelling(tool_call_id=call_id, grace_seconds=grace):
+                self._note(f"waiting up to {grace:g} s for tool call {call_id} to stop")
+            case RetryEvent(attempt=attempt, delay_seconds=delay, error=error) if not self.json_lines:
+                self._note(f"retrying in {delay:.1f} s (attempt {attempt + 1}) after: {error}")
+            case Notice(text=note, level="warning") if not self.json_lines:
+                self._note(f"warning: {note}")
+        self._write_json(event)
+
+    def _write_json(self, event: RunEvent) -> None:
+        if not self.json_lines or self.pipe_closed:
+            return
+        line = json.dumps(event_to_json(event), ensure_ascii=False, separators=(",", ":"))
+        self._write(line + "\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.pipe_closed = True
+            _silence(self.out)
+            self._on_pipe_closed("stdout closed")
+
+    def _note(self, text: str) -> None:
+        try:
+            print(f"ink: {text}", file=self.err, flush=True)
+        except OSError:
+            pass
+
+    def finish(self) -> int:
+        """Print the answer (text mode) and any receipt notes; return the exit status."""
+        if self.pipe_closed:
+            return EXIT_PIPE_CLOSED
+        end = self.end
+        if end is None:
+            return self._finish_bang()
+        if end.stop_reason == "completed":
+            if not self.json_lines and self.answer:
+                self._write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
+            return EXIT_PIPE_CLOSED if self.pipe_closed else EXIT_OK
+        if end.stop_reason == "max_iterations":
+            self._note(
+                "stopped at the limit of tool batches (max_iterations) before the task was finished; "
+                "raise it with --max-iterations N (0: no limit)"
+            )
+            return EXIT_MAX_ITERATIONS
+        if end.stop_reason == "aborted":
+            self._report_abort(end)
+            terminated = end.receipt is not None and end.receipt.reason == TERMINATED
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        return EXIT_ERROR
+
+    def _finish_bang(self) -> int:
+        """``ink -p '!cmd'`` runs a shell command (R14): its output is the answer, its status ours."""
+        bang = self.bang
+        if bang is None:
+            self._note("the run ended without a result")
+            return EXIT_ERROR
+        if not self.json_lines and bang.output:
+            self._write(bang.output if bang.output.endswith("\n") else bang.output + "\n")
+        if bang.interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_OK if bang.exit_code == 0 else EXIT_ERROR
+
+    def _report_abort(self, end: RunEnd) -> None:
+        self._note("interrupted")
+        receipt = end.receipt
+        if receipt is None:
+            return
+        for survivor in receipt.survivors:
+            self._note(f"warning: process {survivor.pid} ({survivor.command}) is still running")
+        if receipt.abandoned:
+            self._note(f"warning: abandoned {len(receipt.abandoned)} tool call(s) that did not stop in time")
+
+
+def _read_stdin() -> str | None:
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    return sys.stdin.read()
+
+
+def _silence(stream: TextIO) -> None:
+    """After EPIPE, point the stream's descriptor at /dev/null so the interpreter's final flush is quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _usage(message: str) -> int:
+    print(f"ink: {message}", file=sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,76 @@
+"""Permission questions: the round trip between a tool call and the user, the same in every frontend.
+
+The broker emits ``permission_request`` and waits for ``answer``. A question that gets no answer within
+``timeout_seconds`` is a denial; an abort while it is open answers it as ``cancelled`` (the call is then
+not executed). The policy (what needs asking) lives elsewhere and calls ``ask``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from ink.agent.abort import AbortSignal
+from ink.ai.messages import ToolCall
+from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
+
+Answer: TypeAlias = Literal["allow", "always", "deny"]
+Decision: TypeAlias = Literal["allow", "always", "deny", "timeout", "cancelled"]
+
+
+class UnknownRequest(Exception):
+    """``answer`` named a request that is not open (never asked, or already answered)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenQuestion:
+    request_id: str
+    tool_call_id: str
+    name: str
+    args: Mapping[str, Any]
+
+
+class PermissionBroker:
+    def __init__(self, emit: Callable[[RunEvent], None], timeout_seconds: float | None = 300.0) -> None:
+        self._emit = emit
+        self.timeout_seconds = timeout_seconds
+        self._open: dict[str, tuple[OpenQuestion, asyncio.Future[Answer]]] = {}
+        self._ids = itertools.count(1)
+
+    def open_questions(self) -> list[OpenQuestion]:
+        return [question for question, _ in self._open.values()]
+
+    async def ask(self, call: ToolCall, signal: AbortSignal) -> Decision:
+        """Ask the user about ``call``. Never raises for a missing answer: returns the decision."""
+        if signal.aborted:
+            return "cancelled"
+        request_id = f"perm-{next(self._ids)}"
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        question = OpenQuestion(request_id, call.id, call.name, call.arguments)
+        self._open[request_id] = (question, future)
+        remove = signal.on_abort(lambda _reason: future.cancel())
+        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments))
+        decision: Decision
+        try:
+            decision = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)
+        except TimeoutError:
+            decision = "timeout"
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+            decision = "cancelled"
+        finally:
+            remove()
+            self._open.pop(request_id, None)
+        self._emit(PermissionResolved(request_id, decision))
+        return decision
+
+    def answer(self, request_id: str, answer: Answer) -> None:
+        """Resolve an open question. Raises ``UnknownRequest`` when it is not open."""
+        entry = self._open.get(request_id)
+        if entry is None or entry[1].done():
+            raise UnknownRequest(f"no open permission request {request_id!r}")
+        entry[1].set_result(answer)

@@ -1,0 +1,118 @@
+"""The lines of a session file.
+
+One JSON object per line, ``type`` first (listing counts messages without parsing every line):
+
+    {"type":"session","version":1,"id":..,"cwd":..,"model":..,"provider":..,"inkVersion":..,"created":..}
+    {"type":"message","timestamp":..,"message":{..message_to_json..}}
+    {"type":"compaction","timestamp":..,"reason":"compaction","removed":R,"kept":K,"messages":[..]}
+    {"type":"replace", ..same fields as compaction, for any other wholesale replacement..}
+    {"type":"model_change","timestamp":..,"model":..,"provider":..}
+
+A compaction entry says: drop the first ``removed`` messages of the history (which then has ``kept``
+messages left) and put ``messages`` (the summary, or truncated copies) in front of what is left. Times are
+Unix seconds. A line counts once its newline is written; a last line without one is a torn write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FORMAT_VERSION = 1
+MIN_SECRET_LENGTH = 8
+REDACTED = "[REDACTED]"
+MESSAGE_PREFIX = b'{"type":"message"'
+
+
+def encode(entry: dict[str, Any]) -> bytes:
+    """One line, newline included. Lone surrogates (undecodable tool output) become JSON escapes."""
+    # default=str: a tool argument JSON cannot hold is stored as its text rather than failing the write
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """Parse one line. Raises ``ValueError`` with the reason when it is not a JSON object with a type."""
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"invalid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise ValueError("not an entry object with a 'type'")
+    return data
+
+
+def usable_secrets(secrets: Iterable[str | None]) -> tuple[str, ...]:
+    """Secrets worth redacting: short strings would blank out ordinary words. Longest first, so a key
+    that contains another is replaced whole."""
+    found = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every occurrence of each secret replaced by ``[REDACTED]``.
+
+    ``secrets`` should come from ``usable_secrets``. This is the hook the permissions work extends
+    (patterns of well-known key formats); the writer applies it to every string it stores.
+    """
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_tree(value: Any, secrets: Sequence[str]) -> Any:
+    """``redact`` applied to every string value of a JSON tree (keys are ink's own and left alone)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: redact_tree(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_tree(v, secrets) for v in value]
+    return value
+
+
+@dataclass(slots=True)
+class SessionHeader:
+    """The first line of a session file. Mutable until written: a model change before the first entry
+    updates the header instead of adding an entry."""
+
+    id: str
+    cwd: str
+    model: str
+    provider: str
+    ink_version: str
+    created: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "session",
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "cwd": self.cwd,
+            "model": self.model,
+            "provider": self.provider,
+            "inkVersion": self.ink_version,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionHeader:
+        """Raises ``ValueError`` when ``data`` is not a session header."""
+        if data.get("type") != "session" or not isinstance(data.get("id"), str) or not data["id"]:
+            raise ValueError("the first line is not a session header")
+        try:
+            return cls(
+                data["id"],
+                str(data.get("cwd", "")),
+                str(data.get("model", "")),
+                str(data.get("provider", "")),
+                str(data.get("inkVersion", "")),
+                float(data.get("created", 0.0)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"malformed session header: {exc}") from exc

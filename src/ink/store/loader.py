@@ -1,0 +1,209 @@
+"""Reading a session file back into a history.
+
+Replays the entries in order (messages appended, compactions applied, model changes noted), then repairs
+dangling tool calls (R19) so the history is one a strict API accepts.
+
+Damage policy, chosen so that nothing is lost silently:
+- a last line without its newline is a write torn by a crash: it is ignored (``torn_bytes`` says how
+  much), and the writer cuts it off before appending again;
+- a complete line in the middle that does not parse raises ``CorruptSession`` naming file:line, and the
+  file is left as it is. Skipping it could drop an assistant message and orphan its results, or drop a
+  compaction and resurrect what it replaced; the user decides instead;
+- entry types this version does not know are skipped (a newer ink may add some).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult, Usage, message_from_json
+from ink.ai.models import cost
+from ink.store.entries import SessionHeader, decode
+from ink.store.errors import CorruptSession, NotASession, SessionError, SessionNotFound
+
+SESSION_ENDED = (
+    "No result: the session ended before this call finished. It may not have run, or run only in part."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """What loading had to fix: synthetic results inserted for dangling calls and orphan results
+    dropped. ``at_tail``: every inserted result sits at the end of the history."""
+
+    inserted: tuple[ToolResult, ...] = ()
+    dropped: tuple[ToolResult, ...] = ()
+    at_tail: bool = True
+
+    def __bool__(self) -> bool:
+        return bool(self.inserted or self.dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    path: Path
+    header: SessionHeader
+    messages: tuple[Message, ...]
+    model: str
+    provider: str
+    usage: Usage  # every assistant message ever written, compacted ones included
+    cost: float | None  # their price in US dollars; None when a model's prices are unknown
+    message_entries: int
+    updated: float  # time of the last entry
+    torn_bytes: int = 0
+    repair: Repair = field(default_factory=Repair)
+
+
+class _Replay:
+    def __init__(self, header: SessionHeader) -> None:
+        self.messages: list[Message] = []
+        self.model = header.model
+        self.provider = header.provider
+        self.usage = Usage()
+        self.cost: float | None = 0.0
+        self.message_entries = 0
+        self.updated = header.created
+        self.inserted: list[ToolResult] = []
+        self.dropped: list[ToolResult] = []
+
+    def apply(self, entry: dict[str, Any]) -> None:
+        """Raises ``ValueError`` with the reason when the entry is malformed."""
+        kind = entry["type"]
+        if kind == "message":
+            message = message_from_json(_field(entry, "message", dict))
+            self.messages.append(message)
+            self.message_entries += 1
+            if isinstance(message, AssistantMessage):
+                self._count(message)
+        elif kind in ("compaction", "replace"):
+            self._replace(entry)
+        elif kind == "model_change":
+            self.model = str(_field(entry, "model", str))
+            self.provider = str(entry.get("provider", self.provider))
+        else:
+            return
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, int | float):
+            self.updated = float(stamp)
+
+    def _count(self, message: AssistantMessage) -> None:
+        self.usage += message.usage
+        if self.cost is not None and message.usage != Usage():
+            price = cost(message.usage, message.model)
+            self.cost = None if price is None else self.cost + price
+
+    def _replace(self, entry: dict[str, Any]) -> None:
+        # The live history was repaired when it was resumed; the counts refer to that repaired list.
+        self.repair()
+        removed, kept = _field(entry, "removed", int), _field(entry, "kept", int)
+        if removed < 0 or removed + kept != len(self.messages):
+            raise ValueError(
+                f"{entry['type']} entry replaces {removed} and keeps {kept} messages, "
+                f"but {len(self.messages)} precede it"
+            )
+        head = [message_from_json(m) for m in _field(entry, "messages", list)]
+        self.messages = head + self.messages[removed:]
+
+    def repair(self) -> None:
+        self.messages, inserted, dropped = repair_tool_calls(self.messages)
+        self.inserted += inserted
+        self.dropped += dropped
+
+
+def load_session(path: Path) -> LoadedSession:
+    """Load, replay and repair the session at ``path``.
+
+    Raises ``SessionNotFound`` when the file does not exist, ``NotASession`` when its first line is not a
+    session header, ``CorruptSession`` (file:line) for a damaged complete line, ``SessionError`` when it
+    cannot be read. Never modifies the file.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise SessionNotFound(f"{path}: no such session file") from exc
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from exc
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the file ends with a newline
+    if not lines:
+        raise NotASession(path, "empty file" if not torn else "no complete first line")
+    try:
+        header = SessionHeader.from_json(decode(lines[0]))
+    except ValueError as exc:
+        raise NotASession(path, str(exc)) from exc
+    replay = _Replay(header)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            replay.apply(decode(line))
+        except ValueError as exc:
+            raise CorruptSession(path, number, str(exc)) from exc
+    before_final = len(replay.inserted)
+    replay.repair()
+    tail_only = before_final == 0 and _at_tail(replay.messages, replay.inserted)
+    return LoadedSession(
+        path,
+        header,
+        tuple(replay.messages),
+        replay.model,
+        replay.provider,
+        replay.usage,
+        replay.cost,
+        replay.message_entries,
+        replay.updated,
+        len(torn),
+        Repair(tuple(replay.inserted), tuple(replay.dropped), tail_only),
+    )
+
+
+def repair_tool_calls(
+    messages: Sequence[Message],
+) -> tuple[list[Message], list[ToolResult], list[ToolResult]]:
+    """R19 on load: every tool call gets exactly one result, right after the results it already has.
+
+    Returns the repaired list, the synthetic results inserted and the results dropped (a result with no
+    call before it, or a second result for one call: a strict API rejects both).
+    """
+    out: list[Message] = []
+    inserted: list[ToolResult] = []
+    dropped: list[ToolResult] = []
+    pending: dict[str, ToolCall] = {}
+
+    def close_pending() -> None:
+        for call in pending.values():
+            synthetic = ToolResult(call.id, call.name, SESSION_ENDED, is_error=True)
+            out.append(synthetic)
+            inserted.append(synthetic)
+        pending.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResult):
+            if pending.pop(message.tool_call_id, None) is not None:
+                out.append(message)
+            else:
+                dropped.append(message)
+            continue
+        close_pending()
+        out.append(message)
+        if isinstance(message, AssistantMessage):
+            pending = {call.id: call for call in message.tool_calls}
+    close_pending()
+    return out, inserted, dropped
+
+
+def _at_tail(messages: Sequence[Message], inserted: Sequence[ToolResult]) -> bool:
+    if not inserted:
+        return True
+    tail = messages[len(messages) - len(inserted) :]
+    return all(a is b for a, b in zip(tail, inserted, strict=True))
+
+
+def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
+    value = entry.get(name)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{entry['type']} entry: '{name}' is missing or not a {kind.__name__}")
+    return value

@@ -1,0 +1,142 @@
+"""The store's entry points for the frontends: create, resume, list, resolve.
+
+    store = SessionStore(settings.session_dir, secrets=[settings.api_key])
+    handle = store.create(cwd, model, provider)            # or store.resume(store.latest(cwd))
+    controller = RunController(setup, handle.history)
+    controller.subscribe(handle.on_event)                   # fsync at every run_end
+    ...
+    handle.close()
+
+``--no-session`` simply creates no handle. ``new_session`` (RPC) closes the handle, creates another and
+gives its history to the controller.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from ink import __version__
+from ink.agent.history import History
+from ink.store.entries import SessionHeader
+from ink.store.errors import SessionError, SessionNotFound
+from ink.store.listing import SessionInfo, latest_session, list_sessions, resolve_session
+from ink.store.loader import LoadedSession, load_session
+from ink.store.paths import cwd_folder, default_session_dir, normalise_cwd, session_file_name
+from ink.store.writer import ErrorReporter, SessionWriter
+
+
+class SessionHandle:
+    """One open session: its history, kept on disk as it changes."""
+
+    def __init__(self, writer: SessionWriter, history: History, loaded: LoadedSession | None) -> None:
+        self.writer = writer
+        self.history = history
+        self.loaded = loaded  # how it was loaded (repairs, usage so far); None for a new session
+
+    @property
+    def id(self) -> str:
+        return self.writer.header.id
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    @property
+    def cwd(self) -> str:
+        return self.writer.header.cwd
+
+    def record_model_change(self, model: str, provider: str) -> None:
+        self.writer.write_model_change(model, provider)
+
+    def on_event(self, event: object) -> None:
+        """A run-event listener: fsync when a run ends (duck-typed: the store does not import ``run``)."""
+        if getattr(event, "type", None) == "run_end":
+            self.sync()
+
+    def sync(self) -> None:
+        self.writer.sync()
+
+    def close(self) -> None:
+        """Stop recording, fsync and close the file. Idempotent."""
+        self.writer.close()
+
+
+class SessionStore:
+    def __init__(
+        self,
+        session_dir: Path | None = None,
+        *,
+        secrets: Sequence[str | None] = (),
+        on_error: ErrorReporter | None = None,
+    ) -> None:
+        """``secrets`` (API keys) are redacted from everything written; ``on_error`` hears once when a
+        session can no longer be written."""
+        self.session_dir = session_dir if session_dir is not None else default_session_dir()
+        self.secrets = tuple(s for s in secrets if s)
+        self.on_error = on_error
+
+    def create(self, cwd: str | os.PathLike[str], model: str, provider: str) -> SessionHandle:
+        """A new, empty session. Its file appears with the first message."""
+        created = time.time()
+        header = SessionHeader(uuid.uuid4().hex, normalise_cwd(cwd), model, provider, __version__, created)
+        path = cwd_folder(self.session_dir, cwd) / session_file_name(header.id, created)
+        history = History()
+        return SessionHandle(self._writer(path, header, exists=False, history=history), history, None)
+
+    def resume(self, target: SessionInfo | Path) -> SessionHandle:
+        """Load a session to go on with it; later changes are appended to the same file.
+
+        Synthetic results that loading added at the end of the history (a crash during a tool call) are
+        written to the file at once, so the file itself is valid again (R33). Raises what ``load`` raises,
+        ``SessionInUse`` when another ink process has it open, ``SessionError`` when it cannot be opened.
+        """
+        loaded = self.load(target)
+        history = History(loaded.messages)
+        writer = SessionWriter(
+            loaded.path, loaded.header, exists=True, secrets=self.secrets, on_error=self.on_error
+        )
+        try:
+            writer.open()
+        except OSError as exc:
+            raise SessionError(
+                f"{loaded.path}: cannot open the session for writing ({exc.strerror or exc})"
+            ) from exc
+        writer.attach(history)
+        writer.header.model, writer.header.provider = loaded.model, loaded.provider
+        if loaded.repair.at_tail:
+            for result in loaded.repair.inserted:
+                writer.write_message(result)
+        return SessionHandle(writer, history, loaded)
+
+    def load(self, target: SessionInfo | Path) -> LoadedSession:
+        """Read a session without opening it for writing. Raises ``SessionError`` subclasses."""
+        return load_session(target.path if isinstance(target, SessionInfo) else target)
+
+    def sessions(self, cwd: str | os.PathLike[str]) -> list[SessionInfo]:
+        """The sessions of ``cwd``, most recently updated first (`ink sessions`)."""
+        return list_sessions(self.session_dir, cwd)
+
+    def latest(self, cwd: str | os.PathLike[str]) -> SessionInfo | None:
+        return latest_session(self.session_dir, cwd)
+
+    def resolve(self, cwd: str | os.PathLike[str], prefix: str) -> SessionInfo:
+        return resolve_session(self.session_dir, cwd, prefix)
+
+    def continue_latest(self, cwd: str | os.PathLike[str]) -> SessionHandle:
+        """``--continue``: resume the latest session of ``cwd``. Raises ``SessionNotFound`` if none."""
+        info = self.latest(cwd)
+        if info is None:
+            raise SessionNotFound(
+                f"no session to continue in {normalise_cwd(cwd)}; start one with `ink` or list them with "
+                "`ink sessions`"
+            )
+        return self.resume(info)
+
+    def _writer(self, path: Path, header: SessionHeader, *, exists: bool, history: History) -> SessionWriter:
+        writer = SessionWriter(path, header, exists=exists, secrets=self.secrets, on_error=self.on_error)
+        writer.attach(history)
+        return writer

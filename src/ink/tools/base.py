@@ -1,0 +1,89 @@
+"""What every tool shares: its spec, argument access that fails politely, and error results.
+
+The scheduler validates arguments against the schema before a tool runs; the accessors here check again
+so that a tool called directly (tests, bang lines, a future caller) still answers with an error result
+rather than an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ink.agent.tool import ToolCallContext, ToolOutput
+from ink.ai.provider import ToolSpec
+
+
+class ArgumentError(ValueError):
+    """An argument is missing or has the wrong type; the message names it."""
+
+
+def error(text: str) -> ToolOutput:
+    return ToolOutput(text, is_error=True)
+
+
+def get_str(args: Mapping[str, Any], name: str, default: str | None = None) -> str:
+    value = args.get(name, default)
+    if not isinstance(value, str):
+        raise ArgumentError(f"{name} must be a string" if name in args else f"{name} is required")
+    return value
+
+
+def get_int(args: Mapping[str, Any], name: str, default: int | None, minimum: int = 0) -> int | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ArgumentError(f"{name} must be an integer >= {minimum}")
+    return value
+
+
+def get_number(args: Mapping[str, Any], name: str, default: float) -> float:
+    value = args.get(name, default)
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ArgumentError(f"{name} must be a positive number")
+    return float(value)
+
+
+def get_bool(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise ArgumentError(f"{name} must be true or false")
+    return value
+
+
+def object_schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+class BaseTool:
+    """Spec plumbing and the argument-error guard. Subclasses set the class attributes and ``execute``."""
+
+    name: str = ""
+    description: str = ""
+    parameters: Mapping[str, Any] = {}
+    safe: bool = False
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return self.safe
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        try:
+            return await self.execute(args, ctx)
+        except ArgumentError as exc:
+            return error(f"Invalid arguments for {self.name}: {exc}.")
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        raise NotImplementedError

@@ -1,0 +1,129 @@
+"""bash: run a shell command in the working directory; on abort, its whole process tree is ended."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ink.agent.tool import ToolCallContext, ToolOutput
+from ink.tools.base import BaseTool, get_number, get_str, object_schema
+from ink.tools.limits import MAX_OUTPUT_BYTES
+from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
+from ink.tools.shell import DEFAULT_TIMEOUT, OutputCallback, ShellResult, run_shell
+from ink.tools.workspace import Workspace
+
+MAX_TIMEOUT = 3600.0
+
+DESCRIPTION = f"""Run a command with `bash -c` in the working directory and return its output \
+(stdout and stderr together) and exit code.
+- Each call is a fresh shell: `cd` and variables do not carry over to the next call. Chain steps with \
+`&&` in one command.
+- stdin is empty: commands that wait for input (prompts, editors, pagers) get end-of-file.
+- `timeout` in seconds (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}); then the command and \
+everything it started are stopped.
+- Output over {MAX_OUTPUT_BYTES // 1000} KB keeps its beginning and end, with a notice of what was cut \
+from the middle. Redirect big output to a file and use grep or read on it.
+- Background processes (`cmd &`) that keep the output open are stopped when the command exits.
+- Prefer the read, grep, glob and ls tools to cat, grep, find and ls."""
+
+
+class BashTool(BaseTool):
+    name = "bash"
+    description = DESCRIPTION
+    parameters = object_schema(
+        {
+            "command": {"type": "string", "description": "The command to run."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT,
+                "description": f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT:g}).",
+            },
+        },
+        ["command"],
+    )
+    safe = False
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        processes: ProcessRegistry,
+        kill_delay: float = DEFAULT_KILL_DELAY,
+        on_output: OutputCallback | None = None,
+    ) -> None:
+        self._workspace = workspace
+        self._processes = processes
+        self._kill_delay = kill_delay
+        self._on_output = on_output
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        command = get_str(args, "command")
+        timeout = min(get_number(args, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
+        if not command.strip():
+            return ToolOutput("The command is empty.", is_error=True)
+        try:
+            result = await run_shell(
+                command,
+                self._workspace.root,
+                ctx.signal,
+                self._processes,
+                timeout,
+                kill_delay=self._kill_delay,
+                on_output=self._on_output,
+            )
+        except OSError as exc:
+            return ToolOutput(f"Cannot start bash in {self._workspace.root}: {exc}", is_error=True)
+        text = format_shell_result(result, ctx.signal.reason)
+        return ToolOutput(text, is_error=result.exit_code != 0, interrupted=result.interrupted)
+
+
+def format_shell_result(result: ShellResult, abort_reason: str | None = None) -> str:
+    """The text the model (or the user, for a bang line) sees: honest about how the command ended (R33)."""
+    output = result.output if result.output.strip() else "(no output)\n"
+    if not output.endswith("\n"):
+        output += "\n"
+    warnings = "".join(f"\n{line}" for line in _warnings(result))
+    if result.interrupted or result.timed_out:
+        return f"{_stopped(result, abort_reason)} Output so far:\n{output}{warnings}".rstrip("\n")
+    return f"{output}[exit code {_status(result.exit_code)}]{warnings}"
+
+
+def _stopped(result: ShellResult, abort_reason: str | None) -> str:
+    if result.timed_out:
+        why = f"Timed out after {result.duration:.1f} s"
+    elif abort_reason in (None, "user"):
+        why = f"Interrupted by the user after {result.duration:.1f} s"
+    else:
+        why = f"Interrupted ({abort_reason}) after {result.duration:.1f} s"
+    if result.signal_name == "SIGKILL":
+        return f"{why}; process group killed with SIGKILL (it did not stop on SIGTERM)."
+    if result.signal_name:
+        return f"{why}; process group killed with {result.signal_name}."
+    return f"{why}; the command had already ended."
+
+
+def _warnings(result: ShellResult) -> list[str]:
+    lines = []
+    if result.held_open:
+        lines.append(
+            "[Background processes kept the output open after the command exited; they were stopped "
+            f"with {result.signal_name or 'SIGTERM'}.]"
+        )
+    for survivor in result.survivors:
+        lines.append(
+            f"[Warning: process {survivor.pid} ({survivor.command}) could not be stopped: {survivor.reason}.]"
+        )
+    return lines
+
+
+def _status(code: int | None) -> str:
+    if code is None:
+        return "unknown"
+    if code < 0:
+        import signal
+
+        try:
+            return f"{code} (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return f"{code} (killed by signal {-code})"
+    return str(code)

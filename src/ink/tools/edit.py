@@ -1,0 +1,153 @@
+"""edit: exact text replacement in one file, one edit or several applied all-or-nothing, with a diff.
+
+The file is written back in its own encoding and line endings: the model's ``\\n`` text matches a CRLF
+file (normalised, then restored), a BOM stays, latin-1 stays latin-1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ink.agent.tool import ToolCallContext, ToolOutput
+from ink.tools.base import ArgumentError, BaseTool, error, get_bool, get_str, object_schema
+from ink.tools.files import BinaryFile, TextContent, atomic_write, decode_text, describe_os_error
+from ink.tools.limits import cap_head, plural
+from ink.tools.replace import EditRefused, Replacement, apply_edits
+from ink.tools.workspace import Workspace
+
+DESCRIPTION = """Edit a file by exact text replacement, and get a unified diff of the change.
+- One edit: `path`, `old_text`, `new_text`, optional `replace_all`.
+- Several edits to one file: `path` and `edits`, a list of {old_text, new_text, replace_all?}. They apply in \
+order, each to the result of the previous one, and all or nothing: if one fails, the file is not changed.
+- `old_text` must match the file exactly, whitespace and indentation included (copy it from `read` output, \
+without the line-number prefix), and must occur once, unless `replace_all` is true. Include enough \
+surrounding lines to make it unique; an error lists the lines of every match.
+- Line endings and encoding are kept: write `\\n` in your text even for a CRLF file.
+- To create a file, or to replace all of it, use `write`."""
+
+_EDIT_ITEM = {
+    "type": "object",
+    "properties": {
+        "old_text": {"type": "string", "description": "Exact text to replace."},
+        "new_text": {"type": "string", "description": "Replacement text."},
+        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+    },
+    "required": ["old_text", "new_text"],
+    "additionalProperties": False,
+}
+
+
+class EditTool(BaseTool):
+    name = "edit"
+    description = DESCRIPTION
+    parameters = object_schema(
+        {
+            "path": {"type": "string", "description": "File to edit."},
+            "old_text": {"type": "string", "description": "Exact text to replace (single-edit form)."},
+            "new_text": {"type": "string", "description": "Replacement text (single-edit form)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            "edits": {
+                "type": "array",
+                "items": _EDIT_ITEM,
+                "minItems": 1,
+                "description": "Several edits, applied in order, all or nothing (instead of old_text).",
+            },
+        },
+        ["path"],
+    )
+    safe = False
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        given = get_str(args, "path")
+        edits = parse_edits(args)
+        return await asyncio.to_thread(self.edit_sync, given, edits)
+
+    def edit_sync(self, given: str, edits: list[Replacement]) -> ToolOutput:
+        path = self._workspace.resolve(given)
+        shown = self._workspace.display(path, given)
+        target = Path(os.path.realpath(path))
+        try:
+            content = decode_text(target.read_bytes())
+        except IsADirectoryError:
+            return error(f"{shown} is a directory; edit changes files.")
+        except FileNotFoundError:
+            return error(f"File not found: {shown}. To create a file use write.")
+        except OSError as exc:
+            return error(f"{describe_os_error(exc, shown)}.")
+        except BinaryFile as exc:
+            return error(f"Cannot edit {shown}: {exc}.")
+        try:
+            normalised = [_normalise(edit, content) for edit in edits]
+            new_text, counts = apply_edits(content.text, normalised, crlf_aware="\r\n" in content.text)
+            data = content.encode(new_text)
+        except EditRefused as exc:
+            return error(f"No change made to {shown}. {exc}")
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            return error(
+                f"No change made to {shown}: it is {content.encoding} text, which cannot hold {bad!r}."
+            )
+        try:
+            atomic_write(target, data)
+        except OSError as exc:
+            return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+        return ToolOutput(_summary(shown, counts) + "\n\n" + unified_diff(content.text, new_text, shown))
+
+
+def parse_edits(args: Mapping[str, Any]) -> list[Replacement]:
+    """The edits of a call, in either form. Raises ``ArgumentError`` when the forms are mixed or missing."""
+    single = "old_text" in args or "new_text" in args
+    if "edits" in args:
+        if single:
+            raise ArgumentError("give either old_text/new_text or edits, not both")
+        items = args["edits"]
+        if not isinstance(items, list) or not items:
+            raise ArgumentError("edits must be a non-empty list of {old_text, new_text, replace_all?}")
+        return [_replacement(item, f"edits[{i}].") for i, item in enumerate(items)]
+    if not single:
+        raise ArgumentError("old_text and new_text are required (or edits, for several changes)")
+    return [_replacement(args, "")]
+
+
+def _replacement(item: object, where: str) -> Replacement:
+    if not isinstance(item, Mapping):
+        raise ArgumentError(f"{where.rstrip('.')} must be an object with old_text and new_text")
+    try:
+        return Replacement(
+            get_str(item, "old_text"), get_str(item, "new_text"), get_bool(item, "replace_all", False)
+        )
+    except ArgumentError as exc:
+        raise ArgumentError(f"{where}{exc}") from None
+
+
+def _normalise(edit: Replacement, content: TextContent) -> Replacement:
+    if not content.crlf:
+        return edit
+    return Replacement(
+        edit.old_text.replace("\r\n", "\n"), edit.new_text.replace("\r\n", "\n"), edit.replace_all
+    )
+
+
+def _summary(shown: str, counts: list[int]) -> str:
+    total = sum(counts)
+    edits = f" in {plural(len(counts), 'edit')}" if len(counts) > 1 else ""
+    return f"Edited {shown}: {plural(total, 'replacement')}{edits}."
+
+
+def unified_diff(old: str, new: str, shown: str) -> str:
+    """A git-style unified diff (3 lines of context), capped like any tool output."""
+    lines = []
+    for line in difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}", n=3
+    ):
+        lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    text, cut = cap_head("".join(lines))
+    return text + (f"[... {plural(cut, 'more diff line')} not shown]\n" if cut else "")

@@ -1,0 +1,297 @@
+"""Every process ink starts, and how to end them all (R35).
+
+Each command runs as the leader of its own session and process group, with a unique token in its
+environment (``INK_PROCESS_TOKEN``) that its descendants inherit. Ending an entry means finding its whole
+tree, then SIGTERM to every group and process found, SIGKILL after the kill delay to whatever is left,
+and reporting what is still alive as a ``Survivor``. The tree is found three ways, because each misses
+something: the process group (misses ``setsid`` escapees), the leader's descendants (miss orphans that
+were re-parented), and the environment token (misses processes that cleared their environment).
+
+Signals go only to processes proven ours (token, recorded pid with its start time, or a live group
+leader with its start time), so a recycled pid or group id is never hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import psutil
+
+TOKEN_ENV = "INK_PROCESS_TOKEN"
+DEFAULT_KILL_DELAY = 0.5
+MAX_KILL_DELAY = 2.0
+KILL_CONFIRM_SECONDS = 1.0
+"""How long to wait for SIGKILL to take effect before reporting survivors."""
+_POLL = 0.01
+_EXEC_RETRIES = 3
+_EXEC_RETRY_SECONDS = 0.002
+_PRUNE_ABOVE = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Survivor:
+    """A process that could not be ended: it is still running, and the user must be told."""
+
+    pid: int
+    command: str
+    reason: str
+
+
+@dataclass
+class ProcessEntry:
+    """One started command. ``seen`` maps descendant pids to their start times, recorded by snapshots."""
+
+    pid: int
+    command: str
+    token: str
+    create_time: float | None
+    seen: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def pgid(self) -> int:
+        return self.pid  # started with start_new_session: the leader's pid is the group id
+
+
+@dataclass(frozen=True, slots=True)
+class Termination:
+    """What ending some entries did. ``signal_name`` is the strongest signal that was needed."""
+
+    signal_name: str | None
+    survivors: tuple[Survivor, ...]
+
+
+class ProcessRegistry:
+    """The processes of one ink session. Not thread-safe: use it from the event loop's thread.
+
+    An entry stays after its command exits, since background children may live on; it is forgotten once
+    ``terminate`` proves its tree dead, or by ``prune`` (run automatically when entries pile up).
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[ProcessEntry] = []
+
+    @staticmethod
+    def new_token() -> str:
+        return uuid.uuid4().hex
+
+    def register(self, pid: int, command: str, token: str) -> ProcessEntry:
+        """Record a just-started process (the leader of its own group, carrying ``token``)."""
+        if len(self._entries) >= _PRUNE_ABOVE:
+            self.prune()
+        entry = ProcessEntry(pid, command, token, _create_time(pid))
+        self._entries.append(entry)
+        return entry
+
+    @property
+    def entries(self) -> tuple[ProcessEntry, ...]:
+        return tuple(self._entries)
+
+    def snapshot(self, entry: ProcessEntry) -> None:
+        """Record the leader's current descendants, so orphans that cleared the token are still found."""
+        try:
+            leader = _verified(entry.pid, entry.create_time)
+            children = leader.children(recursive=True) if leader else []
+        except psutil.Error:
+            return
+        for child in children:
+            try:
+                entry.seen[child.pid] = child.create_time()
+            except psutil.Error:
+                pass
+
+    def alive(self, entries: Iterable[ProcessEntry] | None = None) -> list[psutil.Process]:
+        """The living processes of ``entries`` (default: all), zombies excluded."""
+        return _living(_find_tree(list(self._entries if entries is None else entries)))
+
+    def prune(self) -> None:
+        """Forget entries none of whose processes is alive any more."""
+        living_tokens = set()
+        for proc in _living(_find_tree(self._entries)):
+            living_tokens.add(_token_of(proc))
+        self._entries = [
+            e
+            for e in self._entries
+            if e.token in living_tokens or _verified(e.pid, e.create_time) is not None or _seen_alive(e)
+        ]
+
+    async def terminate(self, entries: Iterable[ProcessEntry], kill_delay: float) -> Termination:
+        """TERM, then after ``kill_delay`` (capped at 2 s) KILL, every process of ``entries``' trees.
+
+        Returns the strongest signal used and the survivors. Entries whose processes are all gone are
+        forgotten; entries with survivors stay registered. Bounded: at most the kill delay plus
+        ``KILL_CONFIRM_SECONDS``. On cancellation, what was signalled stays signalled.
+        """
+        chosen = list(entries)
+        kill_delay = min(max(kill_delay, 0.0), MAX_KILL_DELAY)
+        targets = _find_tree(chosen)
+        if not _living(targets):
+            self._forget(chosen)
+            return Termination(None, ())
+        _signal_all(targets, signal.SIGTERM)
+        remaining = await _wait_gone(targets, kill_delay)
+        used = "SIGTERM"
+        again = _living(_find_tree(chosen))  # also children forked meanwhile, or missed by the first scan
+        if remaining or again:
+            used = "SIGKILL"
+            targets = again
+            _signal_all(targets, signal.SIGKILL)
+            remaining = await _wait_gone(targets, KILL_CONFIRM_SECONDS)
+        survivors = tuple(_survivor(proc, used) for proc in remaining)
+        if not survivors:
+            self._forget(chosen)
+        return Termination(used, survivors)
+
+    async def terminate_all(self, kill_delay: float = DEFAULT_KILL_DELAY) -> list[Survivor]:
+        """End every registered process tree (on abort and on exit). Returns the survivors, if any."""
+        result = await self.terminate(list(self._entries), kill_delay)
+        return list(result.survivors)
+
+    def kill_all_now(self) -> None:
+        """SIGKILL every registered tree at once, without waiting: for the forced exit (R21).
+
+        Unlike a bare ``killpg`` of each recorded group id, only processes proven ours are hit, so a
+        group id recycled since a command ended is safe.
+        """
+        self.kill_now(self._entries)
+
+    def kill_now(self, entries: Iterable[ProcessEntry]) -> None:
+        """SIGKILL the trees of ``entries`` without waiting (they stay registered, to be reported)."""
+        _signal_all(_find_tree(list(entries)), signal.SIGKILL)
+
+    def _forget(self, entries: list[ProcessEntry]) -> None:
+        self._entries = [e for e in self._entries if all(e is not c for c in entries)]
+
+
+def _create_time(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _verified(pid: int, create_time: float | None) -> psutil.Process | None:
+    """The process ``pid`` if it is still the one that started at ``create_time`` (not a recycled pid)."""
+    if create_time is None:
+        return None
+    try:
+        proc = psutil.Process(pid)
+        return proc if proc.create_time() == create_time else None
+    except psutil.Error:
+        return None
+
+
+def _seen_alive(entry: ProcessEntry) -> bool:
+    return any(_verified(pid, created) is not None for pid, created in entry.seen.items())
+
+
+def _token_of(proc: psutil.Process) -> str | None:
+    """The process's ink token; "" when its environment reads empty (``env -i``, or in mid-``exec``)."""
+    try:
+        environ = proc.environ()
+    except (psutil.Error, OSError):
+        return None
+    return environ.get(TOKEN_ENV) if environ else ""
+
+
+def _tokened(everyone: list[psutil.Process], tokens: set[str]) -> list[psutil.Process]:
+    """The processes carrying one of ``tokens``. A process caught in the middle of ``exec`` shows an
+    empty environment for an instant, so empty ones are read again a few times before giving up."""
+    found, unsure = [], []
+    for proc in everyone:
+        token = _token_of(proc)
+        if token in tokens:
+            found.append(proc)
+        elif token == "":
+            unsure.append(proc)
+    for _ in range(_EXEC_RETRIES):
+        if not unsure:
+            break
+        time.sleep(_EXEC_RETRY_SECONDS)  # bounded: a few ms, only while an empty environment is seen
+        tokens_now = [(proc, _token_of(proc)) for proc in unsure]
+        found += [proc for proc, token in tokens_now if token in tokens]
+        unsure = [proc for proc, token in tokens_now if token == ""]
+    return found
+
+
+def _find_tree(entries: list[ProcessEntry]) -> list[psutil.Process]:
+    """Every process provably belonging to ``entries``: by token, recorded pid, leader, group, descent."""
+    if not entries:
+        return []
+    tokens = {e.token for e in entries}
+    found: dict[int, psutil.Process] = {}
+    for entry in entries:
+        for pid, created in [(entry.pid, entry.create_time), *entry.seen.items()]:
+            proc = _verified(pid, created)
+            if proc is not None:
+                found[proc.pid] = proc
+    own = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
+    everyone = [p for p in psutil.process_iter() if p.pid not in own]
+    found.update((p.pid, p) for p in _tokened(everyone, tokens))
+    groups = {pgid for pgid in map(_pgid, found.values()) if pgid is not None} - {os.getpgrp()}
+    found.update((p.pid, p) for p in everyone if _pgid(p) in groups)
+    for proc in list(found.values()):
+        try:
+            found.update(
+                (child.pid, child) for child in proc.children(recursive=True) if child.pid not in own
+            )
+        except psutil.Error:
+            pass
+    return list(found.values())
+
+
+def _pgid(proc: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(proc.pid)
+    except OSError:
+        return None
+
+
+def _is_alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _living(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
+    return [p for p in procs if _is_alive(p)]
+
+
+def _signal_all(procs: list[psutil.Process], sig: signal.Signals) -> None:
+    """Signal each process and each of their groups (a group catches members the scan raced with)."""
+    own_group = os.getpgrp()
+    groups = {_pgid(p) for p in _living(procs)} - {None, own_group}
+    for pgid in groups:
+        try:
+            os.killpg(pgid, sig)  # type: ignore[arg-type]
+        except OSError:
+            pass
+    for proc in procs:
+        try:
+            proc.send_signal(sig)  # psutil checks the pid was not recycled
+        except psutil.Error:
+            pass
+
+
+async def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Poll until every process has exited (zombies count as gone) or ``timeout``; return the living."""
+    deadline = time.monotonic() + timeout
+    remaining = _living(procs)
+    while remaining and time.monotonic() < deadline:
+        await asyncio.sleep(_POLL)
+        remaining = _living(remaining)
+    return remaining
+
+
+def _survivor(proc: psutil.Process, used: str) -> Survivor:
+    try:
+        command = " ".join(proc.cmdline()) or proc.name()
+    except psutil.Error:
+        command = "?"
+    return Survivor(proc.pid, command, f"still alive after {used}")

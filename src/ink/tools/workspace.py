@@ -1,0 +1,56 @@
+"""The working directory tools act in: resolving the paths the model gives, showing tidy ones back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def resolve_path(cwd: str | os.PathLike[str], path: str) -> Path:
+    """The absolute, lexically normalised path ``path`` names when relative to ``cwd``.
+
+    ``~`` is expanded; ``..`` is collapsed without looking at the disk, so symlinks are not followed (see
+    ``real_target`` for what a write would really touch). Never raises for odd input: an empty string
+    names ``cwd`` itself.
+    """
+    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    return Path(os.path.normpath(os.path.join(os.path.abspath(cwd), expanded)))
+
+
+def real_target(cwd: str | os.PathLike[str], path: str) -> Path:
+    """The file a write to ``path`` really changes: ``resolve_path`` with every symlink followed.
+
+    write and edit replace the target of a symlink, not the link, so permission checks must look here.
+    """
+    return Path(os.path.realpath(resolve_path(cwd, path)))
+
+
+class Workspace:
+    """The directory relative paths start from. Immutable: a tool set is built for one working directory."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._root = Path(os.path.abspath(root))
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    def resolve(self, path: str) -> Path:
+        return resolve_path(self._root, path)
+
+    def contains(self, path: Path) -> bool:
+        return path == self._root or path.is_relative_to(self._root)
+
+    def display(self, path: Path, given: str | None = None) -> str:
+        """A tidy name for ``path``: relative (posix) inside the workspace, else as the model gave it."""
+        if self.contains(path):
+            rel = path.relative_to(self._root).as_posix()
+            return rel if rel != "." else "."
+        return given if given is not None else str(path)
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self._root)!r})"
+
+
+def as_workspace(cwd: Workspace | str | os.PathLike[str]) -> Workspace:
+    return cwd if isinstance(cwd, Workspace) else Workspace(cwd)

@@ -1,0 +1,72 @@
+"""Start-up stays light: ``ink --version`` (and ``--help``) import neither httpx nor any UI library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.inkproc import ink_env
+from tests.fakeserver import FakeModelServer, say
+
+HEAVY = (
+    "httpx",
+    "httpcore",
+    "anyio",
+    "ssl",
+    "asyncio",
+    "rich",
+    "prompt_toolkit",
+    "textual",
+    "psutil",
+    "ink.ai",
+)
+
+
+def imported_modules(args: list[str], tmp_path: Path) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ink", *args],
+        env=ink_env(tmp_path),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                modules.add(name)
+    assert "ink" in modules  # the parse works: ink itself shows up
+    return modules
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["--help"]])
+def test_version_and_help_import_nothing_heavy(args: list[str], tmp_path: Path) -> None:
+    modules = imported_modules(args, tmp_path)
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY))
+    assert heavy == []
+
+
+def test_version_text(tmp_path: Path) -> None:
+    from ink import __version__
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ink", "--version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == f"ink {__version__}\n"
+
+
+def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    """A headless turn loads no UI code, not even through httpx's optional command-line client (which
+    pulls in rich and pygments whenever click is installed, as it is in the dev environment)."""
+    fake_server.script(say("hi"))
+    args = ["-p", "--no-session", "--base-url", fake_server.openai_base_url, "hello"]
+    modules = imported_modules(args, tmp_path)
+    assert "httpx" in modules  # the turn really ran through the provider
+    ui = sorted(
+        m for m in modules if m.split(".")[0] in ("rich", "prompt_toolkit", "textual", "pygments", "click")
+    )
+    assert ui == []

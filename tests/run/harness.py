@@ -1,0 +1,115 @@
+"""A run controller wired to the fake model server, with event-based waiting.
+
+Everything is real: the controller, the loop, the provider speaking HTTP to the fake server. Tests wait
+for events (``wait_for``), never for time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ink.agent.abort import AbortSignal, run_unless_aborted
+from ink.agent.loop import LoopSetup
+from ink.agent.scheduler import SchedulerSettings
+from ink.agent.tool import Tool
+from ink.ai.messages import Message, ToolResult, UserMessage
+from ink.run.controller import BangOutput, Modes, RunController
+from ink.run.events import RunEnd, RunEvent
+from tests.ai.helpers import provider_for
+from tests.fakeserver import FakeModelServer
+
+Predicate = Callable[[RunEvent], bool]
+
+
+@dataclass
+class Harness:
+    server: FakeModelServer
+    protocol: str = "openai"
+    tools: Sequence[Tool] = ()
+    modes: Modes = field(default_factory=Modes)
+    max_iterations: int | None = None
+    grace_seconds: float = 10.0
+    bang_outputs: list[str] = field(default_factory=list)
+    reaper: Any = None
+    hold_bangs: bool = False
+
+    def __post_init__(self) -> None:
+        self.provider = provider_for(self.protocol, self.server)
+        setup = LoopSetup(
+            self.provider,
+            model="fake-model",
+            system_prompt="You are a test.",
+            tools=self.tools,
+            max_iterations=self.max_iterations,
+            scheduler=SchedulerSettings(grace_seconds=self.grace_seconds),
+        )
+        self.forced_exits: list[int] = []
+        self.bang_release = asyncio.Event()
+        self.bang_commands: list[str] = []
+        self.controller = RunController(
+            setup,
+            modes=self.modes,
+            run_bang=self._bang,
+            reaper=self.reaper,
+            force_exit=self.forced_exits.append,
+        )
+        self.events: list[RunEvent] = []
+        self._waiters: list[tuple[Predicate, asyncio.Future[RunEvent]]] = []
+        self.controller.subscribe(self._on_event)
+
+    async def _bang(self, command: str, signal: AbortSignal) -> BangOutput:
+        """A scripted shell: records the command; waits for ``bang_release`` when ``hold_bangs``."""
+        self.bang_commands.append(command)
+        if self.hold_bangs:
+            outcome = await run_unless_aborted(self.bang_release.wait(), signal)
+            if outcome.aborted:
+                return BangOutput(f"{command} interrupted", None, interrupted=True)
+        return BangOutput(f"ran {command}", 0)
+
+    def _on_event(self, event: RunEvent) -> None:
+        self.events.append(event)
+        for waiter in list(self._waiters):
+            predicate, future = waiter
+            if not future.done() and predicate(event):
+                future.set_result(event)
+                self._waiters.remove(waiter)
+
+    async def wait_for(self, predicate: Predicate, *, after: int = 0, timeout: float = 10.0) -> RunEvent:
+        """The first event matching ``predicate`` from index ``after`` on, waiting if none came yet."""
+        for event in self.events[after:]:
+            if predicate(event):
+                return event
+        future: asyncio.Future[RunEvent] = asyncio.get_running_loop().create_future()
+        self._waiters.append((predicate, future))
+        return await asyncio.wait_for(future, timeout)
+
+    async def wait_type(self, type_: str, *, after: int = 0, **fields: Any) -> RunEvent:
+        def match(e: RunEvent) -> bool:
+            return e.type == type_ and all(getattr(e, k, None) == v for k, v in fields.items())
+
+        return await self.wait_for(match, after=after)
+
+    async def settled(self, timeout: float = 10.0) -> None:
+        await asyncio.wait_for(self.controller.wait_idle(), timeout)
+
+    def run_ends(self) -> list[RunEnd]:
+        return [e for e in self.events if isinstance(e, RunEnd)]
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    @property
+    def history(self) -> Sequence[Message]:
+        return self.controller.history.messages
+
+    def user_texts(self) -> list[str]:
+        return [m.text for m in self.history if isinstance(m, UserMessage)]
+
+    def results(self) -> list[ToolResult]:
+        return [m for m in self.history if isinstance(m, ToolResult)]
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()

@@ -1,0 +1,380 @@
+"""SEMANTICS R7, R17-R24, R27, R28, R33-R36: interrupting, settling and failing, through the real loop,
+the fake model server and (where processes matter) the real bash tool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ink.agent.events import event_to_json
+from ink.agent.scheduler import NOT_STARTED
+from ink.ai.messages import AssistantMessage, TextBlock, ToolCall, ToolResult, UserMessage
+from ink.run.controller import INTERRUPTION_MARKER
+from ink.run.events import InputRestored, RunEnd
+from ink.tools import BashTool, ProcessRegistry, Workspace
+from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, say, text, tool_call
+from tests.run.harness import Harness
+from tests.scripted_tools import ScriptedTool
+from tests.waiting import wait_until
+
+PROTOCOLS = ["openai", "anthropic"]
+
+
+@pytest.fixture
+async def h(fake_server: FakeModelServer) -> AsyncIterator[Harness]:
+    harness = Harness(fake_server, tools=[ScriptedTool("read"), ScriptedTool("slow", safe=False)])
+    yield harness
+    await harness.aclose()
+
+
+async def aborted_while_streaming(h: Harness, fake_server: FakeModelServer, *queued: str) -> RunEnd:
+    """Start a run whose reply holds after some text, queue ``queued``, abort, wait until settled."""
+    g = Gate()
+    fake_server.script(Reply([text("partial "), g, text("never sent")]))
+    h.controller.submit("start")
+    await g.wait_reached_async()
+    await h.wait_type("text_delta")  # the client has the text before the abort lands
+    for item in queued:
+        h.controller.submit(item)
+    assert h.controller.abort() is True
+    await h.settled()
+    return h.run_ends()[-1]
+
+
+def test_R7_top_level_events_carry_no_source() -> None:
+    from ink.agent.events import TextDeltaEvent
+
+    assert "source" not in event_to_json(TextDeltaEvent("x"))
+    assert event_to_json(TextDeltaEvent("x", source="sub-1"))["source"] == "sub-1"
+
+
+async def test_R7_a_whole_run_emits_no_source_at_top_level(h: Harness, fake_server: FakeModelServer) -> None:
+    fake_server.script(Reply([text("a"), tool_call("read", {"x": "1"})]), say("b"))
+    h.controller.submit("go")
+    await h.settled()
+    assert all("source" not in event_to_json(e) for e in h.events)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_R17_abort_closes_the_model_stream(fake_server: FakeModelServer, protocol: str) -> None:
+    h = Harness(fake_server, protocol=protocol)
+    end = await aborted_while_streaming(h, fake_server)
+    request = fake_server.requests[0]
+    request.client_left.wait(5)
+    assert request.client_left.is_set()
+    assert end.stop_reason == "aborted"
+    await h.aclose()
+
+
+async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    registry = ProcessRegistry()
+    bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
+    h = Harness(fake_server, tools=[bash], reaper=registry)
+    command = "touch started; sleep 100 & sleep 100"
+    fake_server.script(Reply([tool_call("bash", {"command": command}, id="b1")]), say("unused"))
+    h.controller.submit("run it")
+    await h.wait_type("tool_start", tool_call_id="b1")
+    await wait_until(lambda: (tmp_path / "started").exists() and registry.entries, what="command started")
+    [entry] = registry.entries
+    group = [entry.pid, *(c.pid for c in psutil.Process(entry.pid).children(recursive=True))]
+    assert len(group) >= 2
+    h.controller.abort()
+    await h.settled()
+    assert [p for p in group if _alive(p)] == []
+    [result] = h.results()
+    assert result.interrupted is True and "interrupt" in result.output.lower()
+    end = h.run_ends()[-1]
+    assert end.receipt is not None and end.receipt.interrupted == ("b1",) and end.receipt.survivors == ()
+    await h.aclose()
+
+
+async def test_R18_an_abort_is_a_result_not_an_error(h: Harness, fake_server: FakeModelServer) -> None:
+    end = await aborted_while_streaming(h, fake_server)
+    assert end.stop_reason == "aborted" and end.error is None
+    assert "error" not in json.dumps([event_to_json(e) for e in h.events if e.type == "run_end"])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
+    fake_server: FakeModelServer, protocol: str
+) -> None:
+    h = Harness(fake_server, protocol=protocol, tools=[ScriptedTool("read")])
+    g = Gate()
+    stall_at = {"openai": 9, "anthropic": 17}[protocol]  # inside the second call's arguments
+    steps = [
+        text("partial "),
+        tool_call("read", {"x": "1"}, id="c1"),
+        text("more"),  # arrives after c1 is whole: once the client shows it, c1 is in
+        tool_call("read", {"x": "2"}, id="c2"),
+    ]
+    fake_server.script(Reply(steps, fault=Fault.stall_after(stall_at, g)), say("after"))
+    h.controller.submit("start")
+    await g.wait_reached_async()
+    await h.wait_type("text_delta", text="more")
+    h.controller.abort()
+    await h.settled()
+    assistant = next(m for m in h.history if isinstance(m, AssistantMessage))
+    assert assistant.content[0] == TextBlock("partial ") and assistant.content[-1] == TextBlock("more")
+    assert [c.id for c in assistant.tool_calls] == ["c1"]  # c2's arguments never arrived whole
+    [result] = h.results()
+    assert result.tool_call_id == "c1" and result.output == NOT_STARTED
+    starts = [e for e in h.events if e.type == "tool_start"]
+    ends = [e for e in h.events if e.type == "tool_end"]
+    assert [e.tool_call_id for e in starts] == ["c1"]  # type: ignore[union-attr]
+    assert [e.tool_call_id for e in ends] == ["c1"]  # type: ignore[union-attr]
+    # the next request is accepted by the strict server
+    h.controller.submit("continue")
+    await h.settled()
+    assert h.run_ends()[-1].stop_reason == "completed"
+    await h.aclose()
+
+
+async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
+    fake_server: FakeModelServer,
+) -> None:
+    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
+    h = Harness(fake_server, tools=[stubborn], grace_seconds=0.1)
+    gate = stubborn.gate("s1")
+    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
+    h.controller.submit("go")
+    await stubborn.started_event("s1").wait()
+    h.controller.abort()
+    cancelling = await h.wait_type("tool_cancelling", tool_call_id="s1")
+    assert cancelling.grace_seconds == 0.1  # type: ignore[union-attr]
+    await h.settled()
+    [result] = h.results()
+    assert result.is_error and "Abandoned" in result.output and "may still be running" in result.output
+    gate.set()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert h.results() == [result]  # the late result never reached the history
+    assert h.run_ends()[-1].receipt.abandoned == ("s1",)  # type: ignore[union-attr]
+    await h.aclose()
+
+
+async def test_R21_running_until_settled_and_a_second_interrupt_force_exits_130(
+    fake_server: FakeModelServer,
+) -> None:
+    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
+    h = Harness(fake_server, tools=[stubborn], grace_seconds=30)
+    gate = stubborn.gate("s1")
+    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
+    h.controller.submit("go")
+    await stubborn.started_event("s1").wait()
+    h.controller.interrupt()
+    await h.wait_type("tool_cancelling")
+    assert h.controller.state == "running" and h.forced_exits == []
+    h.controller.interrupt()
+    assert h.forced_exits == [130]
+    gate.set()
+    await h.settled()
+    assert h.controller.state == "idle"
+    await h.aclose()
+
+
+async def test_R22_queued_input_is_handed_back_not_run(h: Harness, fake_server: FakeModelServer) -> None:
+    end = await aborted_while_streaming(h, fake_server, "steer one", "steer two")
+    assert [r.text for r in end.restored_input] == ["steer one", "steer two"]
+    assert "steer one" not in h.user_texts()
+    assert len(fake_server.requests) == 1  # nothing was run afterwards
+    assert h.controller.queue() == ()
+    for item in end.restored_input:
+        assert h.controller.ledger.state(item.input_id) == "restored"
+
+
+async def test_R23_an_interruption_marker_reaches_the_next_model_call(
+    h: Harness, fake_server: FakeModelServer
+) -> None:
+    await aborted_while_streaming(h, fake_server)
+    last = h.history[-1]
+    assert isinstance(last, UserMessage) and last.kind == "interruption" and last.text == INTERRUPTION_MARKER
+    fake_server.script(say("ok"))
+    h.controller.submit("what now?")
+    await h.settled()
+    assert fake_server.requests[-1].user_texts() == ["start", INTERRUPTION_MARKER, "what now?"]
+    partial = fake_server.requests[-1].messages[2]
+    assert partial["role"] == "assistant" and "partial" in json.dumps(partial)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_R24_interrupt_and_redirect(fake_server: FakeModelServer, protocol: str) -> None:
+    h = Harness(fake_server, protocol=protocol, tools=[ScriptedTool("slow", safe=False)])
+    slow = h.tools[0]
+    assert isinstance(slow, ScriptedTool)
+    slow.gate("t1")
+    fake_server.script(Reply([text("on it"), tool_call("slow", {}, id="t1")]), say("redirected"))
+    h.controller.submit("refactor everything")
+    await slow.started_event("t1").wait()
+    h.controller.submit("queued steer")
+    first = h.controller.interrupt_with("only the parser")
+    second = h.controller.interrupt_with("no: only the lexer")  # replaces the first redirect
+    await h.settled()
+    restored = [e for e in h.events if isinstance(e, InputRestored)]
+    assert [r.text for e in restored for r in e.restored_input] == ["only the parser"]
+    assert h.controller.ledger.state(first.input_id) == "restored"
+    ends = h.run_ends()
+    assert [e.stop_reason for e in ends] == ["aborted", "completed"]
+    assert [r.text for r in ends[0].restored_input] == ["queued steer"]
+    assert fake_server.user_texts()[-1] == ["refactor everything", INTERRUPTION_MARKER, "no: only the lexer"]
+    assert h.controller.ledger.state(second.input_id) == "committed"
+    await h.aclose()
+
+
+async def test_R27_a_provider_failure_is_reported_input_restored_and_the_controller_lives_on(
+    h: Harness, fake_server: FakeModelServer
+) -> None:
+    g = Gate()
+    fake_server.script(Reply([g, text("x")], fault=Fault.http(400, "model 'fake-model' does not exist")))
+    h.controller.submit("start")
+    await fake_server.wait_for_requests_async(1)
+    h.controller.submit("queued")
+    await h.settled()
+    end = h.run_ends()[-1]
+    assert end.stop_reason == "error" and end.error is not None and "does not exist" in end.error
+    assert [r.text for r in end.restored_input] == ["queued"]
+    assert h.controller.state == "idle"
+    fake_server.script(say("fine now"))
+    h.controller.submit("again")
+    await h.settled()
+    assert h.run_ends()[-1].stop_reason == "completed"
+
+
+async def test_R28_max_iterations_stops_with_not_executed_results_and_flushes_the_queue(
+    fake_server: FakeModelServer,
+) -> None:
+    read = ScriptedTool("read")
+    h = Harness(fake_server, tools=[read], max_iterations=1)
+    g = Gate()
+    fake_server.script(
+        Reply([g, tool_call("read", {"x": "1"}, id="a")]),
+        Reply([tool_call("read", {"x": "2"}, id="b")]),
+        say("the queued follow-up as its own run"),
+    )
+    h.controller.submit("loop forever")
+    await g.wait_reached_async()
+    h.controller.submit("afterwards", "follow_up")
+    g.open()
+    await h.settled()
+    ends = h.run_ends()
+    assert [e.stop_reason for e in ends] == ["max_iterations", "completed"]
+    b = next(r for r in h.results() if r.tool_call_id == "b")
+    assert b.is_error and "max iterations" in b.output
+    assert read.finished == ["a"]
+    assert fake_server.user_texts()[-1][-1] == "afterwards"
+
+
+async def test_R33_synthetic_results_are_honest_and_in_the_history_before_run_end(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    registry = ProcessRegistry()
+    bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
+    h = Harness(fake_server, tools=[bash], reaper=registry)
+    seen_at_run_end: list[list[ToolResult]] = []
+    h.controller.subscribe(lambda e: seen_at_run_end.append(h.results()) if e.type == "run_end" else None)
+    fake_server.script(
+        Reply(
+            [
+                tool_call("bash", {"command": "echo partial output; touch go; sleep 100"}, id="k"),
+                tool_call("bash", {"command": "echo never"}, id="n"),
+            ]
+        )
+    )
+    h.controller.submit("run")
+    await h.wait_type("tool_start", tool_call_id="k")
+    await wait_until((tmp_path / "go").exists, what="command started")
+    h.controller.abort()
+    await h.settled()
+    killed, never = seen_at_run_end[0]
+    assert killed.interrupted and "partial output" in killed.output and "SIG" in killed.output
+    assert never.output == NOT_STARTED
+    end = h.run_ends()[-1]
+    assert end.receipt is not None
+    assert end.receipt.interrupted == ("k",) and end.receipt.not_started == ("n",)
+    await h.aclose()
+
+
+async def test_R34_the_abort_receipt_lists_what_happened(h: Harness, fake_server: FakeModelServer) -> None:
+    end = await aborted_while_streaming(h, fake_server, "one", "two")
+    assert end.receipt is not None
+    assert end.receipt.reason == "user"
+    assert end.receipt.restored == tuple(r.input_id for r in end.restored_input)
+    data = event_to_json(end)
+    assert set(data) >= {"type", "runId", "stopReason", "restoredInput", "receipt", "usage"}
+
+
+async def test_R35_a_setsid_escapee_is_reaped_or_reported(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    registry = ProcessRegistry()
+    bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.2)
+    h = Harness(fake_server, tools=[bash], reaper=registry)
+    command = "setsid sleep 300 & echo $! > escapee; sleep 100"
+    fake_server.script(Reply([tool_call("bash", {"command": command}, id="e")]))
+    h.controller.submit("go")
+    pidfile = tmp_path / "escapee"
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), what="escapee started")
+    escapee = int(pidfile.read_text())
+    h.controller.abort()
+    await h.settled()
+    receipt = h.run_ends()[-1].receipt
+    assert receipt is not None
+    still_alive = _alive(escapee)
+    assert not still_alive or escapee in [s.pid for s in receipt.survivors]
+    assert not still_alive  # it was found and killed, not just reported
+    await h.aclose()
+
+
+async def test_R36_input_typed_while_the_abort_settles_is_restored_not_run(
+    fake_server: FakeModelServer,
+) -> None:
+    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
+    h = Harness(fake_server, tools=[stubborn], grace_seconds=30)
+    gate = stubborn.gate("s1")
+    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
+    h.controller.submit("go")
+    await stubborn.started_event("s1").wait()
+    h.controller.submit("before the abort")
+    h.controller.abort()
+    await h.wait_type("tool_cancelling")
+    during = h.controller.submit("during the abort", "follow_up")
+    assert during.queued is True
+    gate.set()
+    await h.settled()
+    end = h.run_ends()[-1]
+    assert [r.text for r in end.restored_input] == ["before the abort", "during the abort"]
+    assert len(fake_server.requests) == 1
+    await h.aclose()
+
+
+async def test_R19_history_stays_valid_when_aborted_before_any_reply(
+    h: Harness, fake_server: FakeModelServer
+) -> None:
+    g = Gate()
+    fake_server.script(Reply([g, text("x")]), say("next"))
+    h.controller.submit("first")
+    await g.wait_reached_async()
+    h.controller.abort()
+    await h.settled()
+    assert [type(m) for m in h.history] == [UserMessage, UserMessage]  # prompt + marker
+    h.controller.submit("second")
+    await h.settled()
+    assert h.run_ends()[-1].stop_reason == "completed"
+
+
+def _calls(h: Harness) -> list[ToolCall]:
+    return [c for m in h.history if isinstance(m, AssistantMessage) for c in m.tool_calls]
+
+
+def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie (dead, waiting for a parent that may never reap it)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

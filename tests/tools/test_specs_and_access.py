@@ -1,0 +1,107 @@
+"""Tool specs as the model and the scheduler see them, and what a call would touch (for permissions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import fastjsonschema
+
+from ink.agent.tool import Tool
+from ink.agent.validation import validate_arguments
+from ink.tools import ToolAccess, describe_access, resolve_path, written_path
+from ink.tools.output import HeadTailBuffer
+from tests.tools.conftest import write_bytes
+
+
+def test_default_tools_names_and_concurrency(tools: dict[str, Tool]) -> None:
+    assert list(tools) == ["read", "write", "edit", "bash", "grep", "glob", "ls"]
+    safe = {name for name, tool in tools.items() if tool.concurrency_safe}
+    assert safe == {"read", "grep", "glob", "ls"}
+
+
+def test_schemas_compile_and_forbid_extra_arguments(tools: dict[str, Tool]) -> None:
+    for name, tool in tools.items():
+        spec = tool.spec
+        assert spec.name == name and len(spec.description) > 80
+        fastjsonschema.compile(dict(spec.parameters))
+        assert spec.parameters["additionalProperties"] is False
+        assert set(spec.parameters["required"]) <= set(spec.parameters["properties"])
+        minimal = {key: "x" for key in spec.parameters["required"]}
+        assert validate_arguments(name, spec.parameters, minimal) is None
+        problem = validate_arguments(name, spec.parameters, {**minimal, "bogus": 1})
+        assert problem is not None and "bogus" in problem
+
+
+def test_validation_catches_wrong_types(tools: dict[str, Tool]) -> None:
+    edit = tools["edit"].spec
+    assert (
+        validate_arguments("edit", edit.parameters, {"path": "a", "edits": [{"old_text": "x"}]}) is not None
+    )
+    assert (
+        validate_arguments("edit", edit.parameters, {"path": "a", "old_text": "x", "new_text": "y"}) is None
+    )
+    bash = tools["bash"].spec
+    assert validate_arguments("bash", bash.parameters, {"command": "ls", "timeout": 0}) is not None
+    assert validate_arguments("bash", bash.parameters, {"command": "ls", "timeout": 1.5}) is None
+
+
+def test_resolve_path(tmp_path: Path) -> None:
+    assert resolve_path(tmp_path, "a/../b.txt") == tmp_path / "b.txt"
+    assert resolve_path(tmp_path, "/etc/hosts") == Path("/etc/hosts")
+    assert resolve_path(tmp_path, "~/x") == Path.home() / "x"
+    assert resolve_path(tmp_path, "") == tmp_path
+
+
+def test_describe_access_for_each_kind(tmp_path: Path) -> None:
+    assert describe_access("write", {"path": "a/b.txt", "content": ""}, tmp_path) == ToolAccess(
+        "write", "write", (tmp_path / "a" / "b.txt",)
+    )
+    assert describe_access("read", {"path": "x"}, tmp_path) == ToolAccess("read", "read", (tmp_path / "x",))
+    assert describe_access("ls", {}, tmp_path) == ToolAccess("ls", "read", (tmp_path,))
+    assert describe_access("bash", {"command": "git status && rm -rf x"}, tmp_path) == ToolAccess(
+        "bash", "execute", (), "git status && rm -rf x"
+    )
+    assert describe_access("mystery", {}, tmp_path).kind == "unknown"
+    assert describe_access("edit", {"path": 3}, tmp_path).paths == ()
+
+
+def test_written_path_follows_symlinks_out_of_the_workspace(tmp_path: Path) -> None:
+    outside = write_bytes(tmp_path / "outside" / "secret.txt", b"")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "innocent.txt").symlink_to(outside)
+    assert written_path("edit", {"path": "innocent.txt"}, work) == outside
+    assert written_path("write", {"path": "../outside/new.txt"}, work) == tmp_path / "outside" / "new.txt"
+    assert written_path("read", {"path": "innocent.txt"}, work) is None
+
+
+def test_head_tail_buffer_small_output_is_untouched() -> None:
+    buffer = HeadTailBuffer(100, 10)
+    buffer.feed(b"a\r\nb\n")
+    assert buffer.render() == "a\nb\n"
+
+
+def test_head_tail_buffer_line_cap_without_byte_cut() -> None:
+    buffer = HeadTailBuffer(10_000, 4)
+    for i in range(10):
+        buffer.feed(f"{i}\n".encode())
+    assert buffer.render() == (
+        "0\n1\n[... 6 lines (12 bytes) cut from the middle of the output; "
+        "showing the first 2 and the last 2 lines ...]\n8\n9\n"
+    )
+
+
+def test_head_tail_buffer_is_bounded_and_decodes_split_characters() -> None:
+    buffer = HeadTailBuffer(64, 100)
+    for _ in range(10_000):
+        buffer.feed("é".encode() * 10 + b"\n")
+    text = buffer.render()
+    assert len(text.encode()) < 300
+    assert buffer.total_bytes == 210_000 and buffer.total_lines == 10_000
+    assert "cut from the middle" in text and "\ufffd" not in text.split("]\n")[-1]
+
+
+def test_head_only_buffer() -> None:
+    buffer = HeadTailBuffer(10, 100, keep_tail=False)
+    buffer.feed(b"one\ntwo\nthree\nfour\n")
+    assert buffer.render() == "one\ntwo\n[... 2 more lines (11 bytes) not shown ...]\n"

@@ -1,0 +1,19 @@
+"""Waiting for a condition that no event announces (a file a subprocess writes, a pid that appears).
+
+This polls a predicate until it holds or the timeout passes; it never waits for time to pass in the hope
+that something happened. Prefer an event when the code under test emits one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+
+async def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not hold within {timeout} s")
+        await asyncio.sleep(0.005)
