@@ -86,7 +86,12 @@ def _start(module_name: str, settings: Settings, invocation: Invocation) -> int:
     problem = probe.problem() if probe is not None else None
     if problem is not None:
         return _fail(problem, 2)
-    status = frontend.main(settings, invocation)
+    from ink.store import SessionError
+
+    try:
+        status = frontend.main(settings, invocation)
+    except SessionError as exc:  # --continue / --resume named nothing usable: bad input
+        return _fail(str(exc), 2)
     return int(status)
 
 

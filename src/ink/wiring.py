@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import logging
 import os
-import signal as _signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ink.agent.abort import AbortSignal
 from ink.agent.history import History
@@ -28,10 +27,15 @@ from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tool import BeforeToolHook, Tool
 from ink.ai.provider import Provider
 from ink.config import Settings
-from ink.run.controller import BangOutput, Modes, RunController
+from ink.run.compaction import Compactor
+from ink.run.controller import BangOutput, Modes, QueueError, RunController
 from ink.run.events import Survivor
+from ink.run.usage import UsageTotals
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessRegistry
+
+if TYPE_CHECKING:
+    from ink.store import SessionHandle, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +49,54 @@ class App:
     processes: ProcessRegistry
     tools: Sequence[Tool]
     controller: RunController
+    compactor: Compactor
+    usage: UsageTotals
+    sessions: SessionStore | None = None
+    session: SessionHandle | None = None
+
+    def __post_init__(self) -> None:
+        self.controller.subscribe(self.usage.on_event)
+        self._unsubscribe_session = (
+            self.controller.subscribe(self.session.on_event) if self.session is not None else lambda: None
+        )
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    def new_session(self) -> None:
+        """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""
+        if self.controller.state != "idle":
+            raise QueueError("a new session can only start while idle")
+        history = History()
+        if self.session is not None and self.sessions is not None:
+            self.session.close()
+            self.session = self.sessions.create(
+                self.settings.cwd, self.settings.model, self.settings.provider
+            )
+            self.controller.subscribe(self.session.on_event)
+            history = self.session.history
+        self.controller.new_session(history)
+        self.usage.new_session()
+
+    def compact(self, instructions: str = "") -> bool:
+        """``/compact``: summarise the older history now, as a command occupying the controller.
+        False when a run is going on (compaction then happens by itself when needed)."""
+
+        async def work(signal: AbortSignal) -> None:
+            history = self.controller.history
+            await self.compactor.compact(
+                history, signal, instructions=instructions, emit=self.controller.emit
+            )
+
+        return self.controller.run_command(work)
 
     async def aclose(self) -> None:
-        """Abort any run, wait until it settled, end every process ink started, close the provider.
-        Bounded: the grace period of a stuck tool plus the kill delay. Idempotent."""
+        """Abort any run, wait until it settled, end every process ink started, close the provider and
+        the session file. Bounded: the grace period of a stuck tool plus the kill delay. Idempotent."""
         await self.controller.shutdown()
+        if self.session is not None:
+            self.session.close()
         survivors = await self.processes.terminate_all(self.settings.kill_delay)
         for survivor in survivors:
             log.warning(
@@ -60,29 +107,106 @@ class App:
             await close()
 
 
+@dataclass(frozen=True, slots=True)
+class SessionChoice:
+    """Which history to start from: a new session (default), the latest (``--continue``) or one by id."""
+
+    continue_latest: bool = False
+    resume_id: str | None = None
+
+
+NEW_SESSION = SessionChoice()
+
+
 def build_app(
     settings: Settings,
     *,
-    history: History | None = None,
+    session: SessionChoice = NEW_SESSION,
     before_tool: BeforeToolHook | None = None,
-    context: ContextKeeper | None = None,
     force_exit: Callable[[int], None] | None = None,
 ) -> App:
-    """Build provider, tools, loop set-up and controller. Call it with the event loop running (the
-    controller creates asyncio primitives). Raises nothing for valid ``Settings``."""
+    """Build provider, tools, loop set-up, session and controller. Call it with the event loop running
+    (the controller creates asyncio primitives). Raises ``SessionError`` (a clear one-line message) when
+    the session asked for cannot be found or opened; nothing else for valid ``Settings``."""
+    sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
     provider = build_provider(settings)
     tools = build_tools(settings, processes)
-    setup = build_loop_setup(settings, provider, tools, before_tool=before_tool, context=context)
+    usage = _usage_totals(handle)
+    setup = build_loop_setup(settings, provider, tools, before_tool=before_tool)
+    compactor = build_compactor(settings, provider, setup, usage)
     controller = RunController(
-        setup,
+        replace(setup, context=compactor),
         history,
         modes=Modes(settings.steering_mode, settings.follow_up_mode),
         run_bang=bang_runner(settings, processes),
         reaper=RegistryReaper(processes, settings.kill_delay),
         force_exit=force_exit or hard_exit(processes),
     )
-    return App(settings, provider, processes, tools, controller)
+    return App(settings, provider, processes, tools, controller, compactor, usage, sessions, handle)
+
+
+def open_session(
+    settings: Settings, choice: SessionChoice
+) -> tuple[SessionStore | None, SessionHandle | None, History]:
+    """The session store, the open session (None with ``--no-session``) and the history to start from.
+    With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
+    from ink.store import SessionStore
+
+    store = SessionStore(settings.session_dir, secrets=[settings.api_key], on_error=_session_write_failed)
+    if settings.no_session:
+        target = _chosen(store, settings, choice)
+        history = History(store.load(target).messages) if target is not None else History()
+        return None, None, history
+    target = _chosen(store, settings, choice)
+    if target is None:
+        handle = store.create(settings.cwd, settings.model, settings.provider)
+    else:
+        handle = store.resume(target)
+        loaded = handle.loaded
+        if loaded is not None and (loaded.model, loaded.provider) != (settings.model, settings.provider):
+            handle.record_model_change(settings.model, settings.provider)
+    return store, handle, handle.history
+
+
+def _chosen(store: SessionStore, settings: Settings, choice: SessionChoice) -> SessionInfo | None:
+    from ink.store import SessionNotFound
+
+    if choice.resume_id is not None:
+        return store.resolve(settings.cwd, choice.resume_id)
+    if choice.continue_latest:
+        info = store.latest(settings.cwd)
+        if info is None:
+            raise SessionNotFound(
+                f"no session to continue in {settings.cwd}; start one with `ink`, "
+                "or list them with `ink sessions`"
+            )
+        return info
+    return None
+
+
+def _session_write_failed(problem: str) -> None:
+    log.warning("the session can no longer be saved: %s", problem)
+
+
+def _usage_totals(handle: SessionHandle | None) -> UsageTotals:
+    loaded = handle.loaded if handle is not None else None
+    return UsageTotals(loaded.usage, loaded.cost) if loaded is not None else UsageTotals()
+
+
+def build_compactor(
+    settings: Settings, provider: Provider, setup: LoopSetup, usage: UsageTotals
+) -> Compactor:
+    """The context keeper for ``settings.model``: compacts before a request would overflow (R-sessions)."""
+    import json
+
+    from ink.ai.models import lookup
+
+    specs = json.dumps(
+        [{"name": t.name, "d": t.description, "p": t.parameters} for t in (x.spec for x in setup.tools)]
+    )
+    overhead = (len(setup.system_prompt) + len(specs)) // 4
+    return Compactor(provider, settings.model, lookup(settings.model), overhead_tokens=overhead, usage=usage)
 
 
 def build_provider(settings: Settings) -> Provider:
@@ -114,14 +238,6 @@ def build_loop_setup(
     before_tool: BeforeToolHook | None = None,
     context: ContextKeeper | None = None,
 ) -> LoopSetup:
-    options = request_options(settings)
-    extra: dict[str, Any] = {}
-    if options and "options" in LoopSetup.__dataclass_fields__:
-        extra["options"] = options
-    elif options:
-        log.warning(
-            "thinking = %r is set but not sent yet: the loop passes no request options", settings.thinking
-        )
     return LoopSetup(
         provider=provider,
         model=settings.model,
@@ -132,7 +248,7 @@ def build_loop_setup(
         scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
         before_tool=before_tool,
         context=context,
-        **extra,
+        options=request_options(settings),
     )
 
 
@@ -186,11 +302,7 @@ def hard_exit(processes: ProcessRegistry) -> Callable[[int], None]:
     flush what can be flushed, and leave with ``status``."""
 
     def exit_now(status: int) -> None:
-        for entry in processes.entries:
-            try:
-                os.killpg(entry.pgid, _signal.SIGKILL)
-            except OSError:
-                pass
+        processes.kill_all_now()  # only processes proven to be ours: a stale group id may be reused
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

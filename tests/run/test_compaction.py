@@ -108,9 +108,14 @@ async def run(
     provider: OpenAIProvider | AnthropicProvider, keeper: Compactor, history: History, signal: AbortSignal
 ) -> LoopResult:
     setup = LoopSetup(provider, "fake-model", "be brief", (BigRead(),), max_tokens=500, context=keeper)
-    events: list[AgentEvent] = []
+    notify = keeper.notify
+
+    def emit(event: AgentEvent) -> None:  # the loop hands its emit to the keeper: notices come here
+        if isinstance(event, Notice) and notify is not None:
+            notify(event)
+
     first = [PendingInput("in-1", f"read f0.txt to f{FILES - 1}.txt", "steer")]
-    return await run_loop(history, first, setup, signal, events.append, lambda: [], lambda: [])
+    return await run_loop(history, first, setup, signal, emit, lambda: [], lambda: [])
 
 
 async def test_long_run_compacts_and_goes_on_inside_the_window(

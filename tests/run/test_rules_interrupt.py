@@ -230,11 +230,16 @@ async def test_R24_interrupt_and_redirect(fake_server: FakeModelServer, protocol
 async def test_R27_a_provider_failure_is_reported_input_restored_and_the_controller_lives_on(
     h: Harness, fake_server: FakeModelServer
 ) -> None:
-    g = Gate()
-    fake_server.script(Reply([g, text("x")], fault=Fault.http(400, "model 'fake-model' does not exist")))
+    slow = h.tools[1]
+    assert isinstance(slow, ScriptedTool)
+    slow.gate("t")
+    fake_server.script(
+        Reply([tool_call("slow", {}, id="t")]), Fault.http(400, "model 'fake-model' does not exist")
+    )
     h.controller.submit("start")
-    await fake_server.wait_for_requests_async(1)
-    h.controller.submit("queued")
+    await slow.started_event("t").wait()
+    h.controller.submit("queued", "follow_up")  # not taken before the failing model call
+    slow.gate("t").set()
     await h.settled()
     end = h.run_ends()[-1]
     assert end.stop_reason == "error" and end.error is not None and "does not exist" in end.error

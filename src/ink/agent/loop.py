@@ -10,9 +10,9 @@ through ``emit``. It returns a ``LoopResult``; only a bug raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, InputMode, InputTaken, TakenInput
@@ -42,11 +42,12 @@ InputSource = Callable[[], Sequence[PendingInput]]
 
 
 class ContextKeeper(Protocol):
-    """Keeps the history inside the model's window (the sessions layer implements it)."""
+    """Keeps the history inside the model's window (``ink.run.compaction`` implements it). It tells the
+    user what it did through ``emit`` (a ``Notice``)."""
 
-    async def before_model_call(self, history: History, signal: AbortSignal) -> None: ...
+    async def before_model_call(self, history: History, signal: AbortSignal, emit: Emit) -> None: ...
 
-    async def after_overflow(self, history: History, signal: AbortSignal) -> bool:
+    async def after_overflow(self, history: History, signal: AbortSignal, emit: Emit) -> bool:
         """The provider said the prompt is too long: shrink the history; True if a retry may succeed."""
         ...
 
@@ -62,6 +63,7 @@ class LoopSetup:
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     before_tool: BeforeToolHook | None = None
     context: ContextKeeper | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # provider-specific request fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,18 +138,19 @@ async def _model_call(
     """
     for attempt in (1, 2):
         if setup.context is not None:
-            await setup.context.before_model_call(history, signal)
+            await setup.context.before_model_call(history, signal, emit)
         request = ModelRequest(
             model=setup.model,
             system=setup.system_prompt,
             messages=history.messages,
             tools=[t.spec for t in setup.tools],
             max_tokens=setup.max_tokens,
+            options=setup.options,
         )
         reply = await stream_reply(setup.provider, request, signal, emit)
         overflowed = isinstance(reply.error, ContextOverflow) and reply.message is None
         keeper = setup.context if overflowed and attempt == 1 else None
-        if keeper is not None and await keeper.after_overflow(history, signal):
+        if keeper is not None and await keeper.after_overflow(history, signal, emit):
             continue
         # R19: keep what arrived; complete calls of a cut-off reply get "not executed" results.
         if reply.message is not None:

@@ -25,6 +25,7 @@ from typing import TextIO
 from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
 from ink.config import Invocation, Settings
 from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
+from ink.wiring import NEW_SESSION, SessionChoice
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED = 130, 141, 143
@@ -33,17 +34,21 @@ TERMINATED = "terminated"  # the abort reason SIGTERM gives
 
 def main(settings: Settings, invocation: Invocation) -> int:
     """Entry point called by the command line after the settings were checked."""
-    if invocation.continue_session or invocation.resume_id:
-        flag = "--continue" if invocation.continue_session else "--resume"
-        return _usage(f"{flag} is not available yet in print mode (sessions are not built yet)")
     prompt = invocation.prompt if invocation.prompt is not None else _read_stdin()
     if prompt is None or not prompt.strip():
         return _usage('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
-    return asyncio.run(run_print(settings, prompt, invocation.output_format))
+    choice = SessionChoice(invocation.continue_session, invocation.resume_id)
+    return asyncio.run(run_print(settings, prompt, invocation.output_format, session=choice))
 
 
 async def run_print(
-    settings: Settings, prompt: str, output_format: str, out: TextIO | None = None, err: TextIO | None = None
+    settings: Settings,
+    prompt: str,
+    output_format: str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    *,
+    session: SessionChoice = NEW_SESSION,
 ) -> int:
     """Run ``prompt`` to its end; return the exit status. Installs SIGINT/SIGTERM handlers for the
     duration of the run and removes them before returning."""
@@ -51,7 +56,7 @@ async def run_print(
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    app = build_app(settings)
+    app = build_app(settings, session=session)
     printer = _Printer(
         out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
     )

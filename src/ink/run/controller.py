@@ -121,6 +121,11 @@ class RunController:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
+    def emit(self, event: RunEvent) -> None:
+        """Announce an event to every listener: for work done on the controller's behalf (a compaction
+        run by ``run_command``) that has no loop to emit through."""
+        self._emit(event)
+
     def queue(self) -> tuple[QueuedInput, ...]:
         return self._ledger.snapshot()
 
@@ -196,17 +201,28 @@ class RunController:
 
     # -- driving runs ----------------------------------------------------------------------------
 
+    def run_command(self, work: Callable[[AbortSignal], Awaitable[object]]) -> bool:
+        """Occupy the controller with ``work`` (``/compact``): it is a run in all but name. Input that
+        arrives meanwhile is queued, ``abort`` stops it, and the queue is flushed after it as after a run
+        (R25, R26). Returns False, doing nothing, when not idle."""
+        if self._state != "idle":
+            return False
+        self._state = "running"
+        self._idle.clear()
+        self._driver = asyncio.ensure_future(self._drive(lambda: self._command(work)))
+        return True
+
     def _start(self, entry: LedgerEntry) -> None:
         self._state = "running"
         self._idle.clear()
-        self._driver = asyncio.ensure_future(self._drive(entry))
+        self._driver = asyncio.ensure_future(self._drive(lambda: self._process(entry)))
 
-    async def _drive(self, first: LedgerEntry) -> None:
-        """Run ``first``, then the flush (R26), then a pending redirect (R24); go idle at the end."""
+    async def _drive(self, first: Callable[[], Awaitable[bool]]) -> None:
+        """Do ``first``, then the flush (R26), then a pending redirect (R24); go idle at the end."""
         try:
-            entry: LedgerEntry | None = first
-            while entry is not None:
-                completed = await self._process(entry)
+            completed = await first()
+            entry: LedgerEntry | None = None
+            while True:
                 if completed:
                     self._ledger.reserve_all()
                     entry = self._ledger.next_reserved()
@@ -215,6 +231,9 @@ class RunController:
                         self._queue_changed()
                 else:
                     entry, self._redirect = self._redirect, None
+                if entry is None:
+                    break
+                completed = await self._process(entry)
         finally:
             if self._redirect is not None:  # only reached when a bug ended the drive early
                 self._ledger.restore(self._redirect)
@@ -295,6 +314,19 @@ class RunController:
         self._emit(
             BangEnd(command, outcome.output, outcome.exit_code, entry.input_id, outcome.interrupted or None)
         )
+        if not signal.aborted:
+            return True
+        restored = self._restore()
+        if restored:
+            self._emit(InputRestored(restored))
+        return False
+
+    async def _command(self, work: Callable[[AbortSignal], Awaitable[object]]) -> bool:
+        signal = self._signal = AbortSignal()
+        try:
+            await work(signal)
+        except Exception:
+            log.exception("command failed")
         if not signal.aborted:
             return True
         restored = self._restore()
