@@ -112,6 +112,13 @@ class FakeModelServer:
         with self._cond:
             self._script.extend(as_reply(r) for r in replies)
 
+    def clear_script(self) -> int:
+        """Drop the replies not yet consumed (a test that aborted a run early); returns how many."""
+        with self._cond:
+            dropped = len(self._script)
+            self._script.clear()
+            return dropped
+
     @property
     def pending(self) -> int:
         """Scripted replies not yet consumed."""

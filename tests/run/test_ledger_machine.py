@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import random
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -43,7 +42,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.call_ids = itertools.count(1)
         self.texts = itertools.count(1)
         self.submitted: list[str] = []
-        self.rng = random.Random(0)
+        self.stale: set[object] = set()  # gates and tool calls an abort left behind
         self.next_kind = "text"
 
     async def _make_harness(self) -> Harness:
@@ -73,7 +72,8 @@ class ControllerMachine(RuleBasedStateMachine):
         if not self._working() or not self.gates:
             return []
         g, r = self.gates[-1]  # runs are sequential: only the newest request can hold the run
-        return [g] if g.reached.is_set() and not g.opened.is_set() and not r.finished.is_set() else []
+        held = g.reached.is_set() and not g.opened.is_set() and not r.finished.is_set()
+        return [g] if held and g not in self.stale else []
 
     def _held_tools(self) -> list[str]:
         if not self._working():
@@ -81,8 +81,17 @@ class ControllerMachine(RuleBasedStateMachine):
         return [
             cid
             for cid, started in self.tool.started.items()
-            if started.is_set() and not self.tool.gate(cid).is_set() and cid not in self.tool.finished
+            if started.is_set()
+            and not self.tool.gate(cid).is_set()
+            and cid not in self.tool.finished
+            and cid not in self.stale
         ]
+
+    def _mark_stale(self) -> None:
+        """What an abort interrupts can never hold a later run: forget it, whatever the other threads
+        have noticed yet."""
+        self.stale.update(g for g, _ in self.gates)
+        self.stale.update(self.tool.started)
 
     def _quiet(self) -> bool:
         if self.harness.controller.state == "idle":
@@ -140,6 +149,7 @@ class ControllerMachine(RuleBasedStateMachine):
     @rule()
     def abort(self) -> None:
         self.act(self.harness.controller.abort)
+        self._mark_stale()
         self.settle()
 
     @precondition(lambda self: self.harness.controller.state == "running")
@@ -147,6 +157,7 @@ class ControllerMachine(RuleBasedStateMachine):
     def redirect(self) -> None:
         label = f"r{next(self.texts)}"
         result = self.act(lambda: self.harness.controller.interrupt_with(label))
+        self._mark_stale()
         self.submitted.append(result.input_id)
         self.settle()
 
@@ -189,6 +200,7 @@ class ControllerMachine(RuleBasedStateMachine):
                 assert input_id not in in_history, f"{input_id} is {state} but in the history"
             if state == "queued":
                 assert input_id in queued
+                assert running, f"{input_id} still queued while idle: neither flushed nor restored"
             if state == "taken":
                 assert running, f"{input_id} is still taken while idle"
         restored_events = [e for e in self.harness.events if isinstance(e, RunEnd | InputRestored)]

@@ -17,6 +17,7 @@ from ink.ai.messages import AssistantMessage, TextBlock, ToolCall, ToolResult, U
 from ink.run.controller import INTERRUPTION_MARKER
 from ink.run.events import InputRestored, RunEnd
 from ink.tools import BashTool, ProcessRegistry, Workspace
+from ink.wiring import RegistryReaper
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
 from tests.scripted_tools import ScriptedTool
@@ -76,7 +77,7 @@ async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
 ) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
-    h = Harness(fake_server, tools=[bash], reaper=registry)
+    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     command = "touch started; sleep 100 & sleep 100"
     fake_server.script(Reply([tool_call("bash", {"command": command}, id="b1")]), say("unused"))
     h.controller.submit("run it")
@@ -280,7 +281,7 @@ async def test_R33_synthetic_results_are_honest_and_in_the_history_before_run_en
 ) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
-    h = Harness(fake_server, tools=[bash], reaper=registry)
+    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     seen_at_run_end: list[list[ToolResult]] = []
     h.controller.subscribe(lambda e: seen_at_run_end.append(h.results()) if e.type == "run_end" else None)
     fake_server.script(
@@ -319,7 +320,7 @@ async def test_R35_a_setsid_escapee_is_reaped_or_reported(
 ) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.2)
-    h = Harness(fake_server, tools=[bash], reaper=registry)
+    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     command = "setsid sleep 300 & echo $! > escapee; sleep 100"
     fake_server.script(Reply([tool_call("bash", {"command": command}, id="e")]))
     h.controller.submit("go")
