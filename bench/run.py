@@ -7,7 +7,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root: tests.fakeserver
 
-BENCHES = {"startup": "bench.startup_and_turn", "sessions": "bench.sessions"}
+BENCHES = {
+    "startup": "bench.startup_and_turn",
+    "sessions": "bench.sessions",
+    "run-control": "bench.run_control",
+    "tools": "bench.tool_concurrency",
+}
 
 
 def main() -> int:

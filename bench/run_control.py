@@ -1,0 +1,188 @@
+"""Abort and steer latency through the real controller, loop, provider and fake server.
+
+    .venv/bin/python bench/run.py run-control [-n RUNS]
+
+Measured per run, medians over RUNS (default 30):
+- abort while a reply streams: abort -> the model stream closed (the moment the fake server sees the
+  client leave), and abort -> controller idle;
+- abort while `bash -c 'sleep 100 & sleep 100'` runs: abort -> every process of the group dead (polled
+  with psutil), and abort -> controller idle;
+- steer: a steer submitted during a tool is in the very next request; latency from the tool's end to
+  that request arriving at the server.
+
+Targets (issue 3): stream closed <= 2 ms, group dead <= 10 ms, idle <= 10 ms.
+Results: bench/results/run-control.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from ink.agent.loop import LoopSetup
+from ink.ai.http import NO_RETRY
+from ink.ai.openai import OpenAIProvider
+from ink.run.controller import RunController
+from ink.run.events import RunEvent
+from ink.tools import BashTool, ProcessRegistry, Workspace
+from ink.wiring import RegistryReaper
+from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
+from tests.scripted_tools import ScriptedTool
+
+RESULTS = Path(__file__).resolve().parent / "results" / "run-control.md"
+TARGETS = {"abort -> stream closed": 2.0, "abort -> group dead": 10.0, "abort -> idle (streaming)": 10.0}
+
+
+def controller_for(server: FakeModelServer, tools: list, reaper: object = None) -> RunController:  # type: ignore[type-arg]
+    provider = OpenAIProvider(api_key="k", base_url=server.openai_base_url, retry=NO_RETRY)
+    setup = LoopSetup(provider, "fake-model", "bench", tools=tuple(tools))
+    return RunController(setup, reaper=reaper)  # type: ignore[arg-type]
+
+
+async def wait_event(controller: RunController, type_: str) -> None:
+    seen = asyncio.Event()
+
+    def listener(event: RunEvent) -> None:
+        if event.type == type_:
+            seen.set()
+
+    remove = controller.subscribe(listener)
+    try:
+        await seen.wait()
+    finally:
+        remove()
+
+
+async def abort_while_streaming(server: FakeModelServer) -> tuple[float, float]:
+    controller = controller_for(server, [])
+    gate = Gate()
+    server.script(Reply([text("streaming "), gate, text("never")]))
+    delta = asyncio.ensure_future(wait_event(controller, "text_delta"))
+    controller.submit("go")
+    await delta
+    await gate.wait_reached_async()
+    t0 = time.monotonic()
+    controller.abort()
+    await controller.wait_idle()
+    idle = time.monotonic() - t0
+    request = server.requests[-1]
+    request.client_left.wait(5)
+    assert request.client_left_at is not None
+    closed = request.client_left_at - t0
+    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    return closed * 1000, idle * 1000
+
+
+async def abort_during_bash(server: FakeModelServer, folder: Path) -> tuple[float, float]:
+    registry = ProcessRegistry()
+    bash = BashTool(Workspace(folder), registry, kill_delay=0.5)
+    controller = controller_for(server, [bash], RegistryReaper(registry, 0.5))
+    marker = folder / "started"
+    marker.unlink(missing_ok=True)
+    server.script(Reply([tool_call("bash", {"command": "touch started; sleep 100 & sleep 100"})]))
+    controller.submit("go")
+    while not marker.exists() or not registry.entries:
+        await asyncio.sleep(0.001)
+    [entry] = registry.entries
+    group = [psutil.Process(entry.pid), *psutil.Process(entry.pid).children(recursive=True)]
+    dead_at: list[float] = []
+    watcher = threading.Thread(target=_watch_dead, args=(group, dead_at), daemon=True)
+    watcher.start()
+    t0 = time.monotonic()
+    controller.abort()
+    await controller.wait_idle()
+    idle = time.monotonic() - t0
+    await asyncio.to_thread(watcher.join, 5)
+    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    return (dead_at[0] - t0) * 1000, idle * 1000
+
+
+def _watch_dead(group: list[psutil.Process], dead_at: list[float]) -> None:
+    """Poll until the whole group is gone. The short sleep releases the GIL: a spinning watcher would
+    hold it for the 5 ms switch interval at a time and slow down the very abort it measures."""
+    while True:
+        if all(not _running(p) for p in group):
+            dead_at.append(time.monotonic())
+            return
+        time.sleep(0.0002)
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def steer_during_tool(server: FakeModelServer) -> tuple[bool, float]:
+    tool = ScriptedTool("work", safe=False)
+    tool.gate("w")
+    controller = controller_for(server, [tool])
+    server.script(Reply([tool_call("work", {}, id="w")]), say("ok"))
+    before = len(server.requests)
+    controller.submit("go")
+    await tool.started_event("w").wait()
+    controller.submit("a steer")
+    t0 = time.monotonic()
+    tool.gate("w").set()
+    [*_, nxt] = await server.wait_for_requests_async(before + 2)
+    latency = nxt.received_at - t0
+    await controller.wait_idle()
+    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    return nxt.user_texts()[-1] == "a steer", latency * 1000
+
+
+async def measure(runs: int) -> dict[str, list[float]]:
+    results: dict[str, list[float]] = {
+        k: [] for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
+    }
+    with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            closed, idle = await abort_while_streaming(server)
+            results["abort -> stream closed"].append(closed)
+            results["abort -> idle (streaming)"].append(idle)
+            dead, idle_bash = await abort_during_bash(server, Path(tmp))
+            results["abort -> group dead"].append(dead)
+            results["abort -> idle (bash)"].append(idle_bash)
+            present, steer = await steer_during_tool(server)
+            assert present, "the steer was not in the very next request"
+            results["steer -> next request"].append(steer)
+    return results
+
+
+def table(results: dict[str, list[float]], runs: int) -> str:
+    lines = [
+        f"Run-control latency, medians over {runs} runs (ms). Machine: {psutil.cpu_count()} cores.",
+        "",
+        "| measure | median | p90 | max | target |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, values in results.items():
+        values = sorted(values)
+        p90 = values[int(0.9 * (len(values) - 1))]
+        target = f"<= {TARGETS[name]:g}" if name in TARGETS else ""
+        lines.append(
+            f"| {name} | {statistics.median(values):.2f} | {p90:.2f} | {values[-1]:.2f} | {target} |"
+        )
+    lines.append("")
+    lines.append("Steer: present in the very next request in every run.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run.py run-control")
+    parser.add_argument("-n", "--runs", type=int, default=30)
+    args = parser.parse_args(argv)
+    results = asyncio.run(measure(args.runs))
+    report = table(results, args.runs)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(report)
+    print(report)
+    return 0
