@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 
 import psutil
+from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
+from tests.scripted_tools import ScriptedTool
+from tests.waiting import wait_until
 
 from ink.agent.loop import LoopSetup
 from ink.ai.http import NO_RETRY
@@ -33,8 +36,6 @@ from ink.run.controller import RunController
 from ink.run.events import RunEvent
 from ink.tools import BashTool, ProcessRegistry, Workspace
 from ink.wiring import RegistryReaper
-from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
-from tests.scripted_tools import ScriptedTool
 
 RESULTS = Path(__file__).resolve().parent / "results" / "run-control.md"
 TARGETS = {"abort -> stream closed": 2.0, "abort -> group dead": 10.0, "abort -> idle (streaming)": 10.0}
@@ -88,8 +89,7 @@ async def abort_during_bash(server: FakeModelServer, folder: Path) -> tuple[floa
     marker.unlink(missing_ok=True)
     server.script(Reply([tool_call("bash", {"command": "touch started; sleep 100 & sleep 100"})]))
     controller.submit("go")
-    while not marker.exists() or not registry.entries:
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: marker.exists() and registry.entries, what="bash started")
     [entry] = registry.entries
     group = [psutil.Process(entry.pid), *psutil.Process(entry.pid).children(recursive=True)]
     dead_at: list[float] = []
