@@ -107,3 +107,24 @@ async def test_aborted_reply_keeps_text_and_only_whole_calls(
     assert outcome.message.stop_reason == "aborted"
     assert outcome.message.content == (TextBlock("Reading two files"), ToolCall("c1", "read", {"path": "a"}))
     assert [e.type for e in events][-1] == "message_end"
+
+
+async def test_an_openai_call_is_whole_at_its_closing_brace_not_at_the_next_chunk(
+    fake_server: FakeModelServer,
+) -> None:
+    """R19 for OpenAI: with nothing after a call's last argument piece, the call is still known to be
+    whole, so an abort at that moment keeps it."""
+    gate = Gate()
+    args = {"path": 'a "quoted} {name}.txt', "nested": {"list": [1, {"x": "}"}]}}
+    fake_server.script(Reply([tool_call("read", args, id="c1", pieces=7), gate, text("never")]))
+    provider = OpenAIProvider(api_key="k", base_url=fake_server.openai_base_url)
+    ready = asyncio.Event()
+    seen: list[StreamEvent] = []
+    task = asyncio.create_task(_consume_until(provider, ready, seen, ToolCallReady))
+    await asyncio.wait_for(ready.wait(), 10)  # before the gate opens: the closing brace was enough
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    [call] = [e.call for e in seen if isinstance(e, ToolCallReady)]
+    assert call == ToolCall("c1", "read", args)
+    gate.open()
+    await provider.aclose()

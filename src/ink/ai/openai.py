@@ -116,6 +116,28 @@ class _PendingCall:
     id: str
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    depth: int = 0  # of the JSON object so far, outside strings
+    in_string: bool = False
+    escaped: bool = False
+    closed: bool = False  # the top-level object is complete: no valid JSON can follow
+
+    def add_arguments(self, piece: str) -> None:
+        """Append a piece and follow the JSON nesting in it (one pass over the piece), so a call is
+        known to be whole the moment its closing brace arrives: an abort after that keeps it (R19)."""
+        self.arguments.append(piece)
+        for char in piece:
+            if self.escaped:
+                self.escaped = False
+            elif self.in_string:
+                self.escaped = char == "\\"
+                self.in_string = char != '"'
+            elif char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+            elif char in "}]":
+                self.depth -= 1
+                self.closed = self.depth == 0
 
 
 class _ChunkReader:
@@ -125,6 +147,7 @@ class _ChunkReader:
         self.builder = builder
         self.provider = provider
         self.pending: dict[int, _PendingCall] = {}
+        self.completed: set[int] = set()
         self.current: int | None = None
         self.last_index = -1
         self.finish_reason: str | None = None
@@ -174,6 +197,11 @@ class _ChunkReader:
         if not isinstance(call, dict):
             raise self._bad("a tool call delta is not an object", chunk)
         index = call.get("index")
+        if isinstance(index, int) and index in self.completed:
+            fn = call.get("function")
+            if isinstance(fn, dict) and fn.get("arguments"):
+                raise self._bad(f"tool call {index} got arguments after its JSON object closed", chunk)
+            return
         if index is None:  # some compatible servers omit it: a new id means a new call
             current = self.pending.get(self.current) if self.current is not None else None
             is_new = current is None or (call.get("id") is not None and call["id"] != current.id)
@@ -198,12 +226,15 @@ class _ChunkReader:
         if arguments is not None:
             if not isinstance(arguments, str):
                 raise self._bad("tool call 'arguments' is not a string", chunk)
-            entry.arguments.append(arguments)
+            entry.add_arguments(arguments)
+            if entry.closed:
+                yield from self._complete(index)
 
     def _complete(self, index: int) -> Iterator[StreamEvent]:
         entry = self.pending.pop(index, None)
         if entry is None:
             return
+        self.completed.add(index)
         if not entry.name:
             raise BadResponse(f"tool call {entry.id} arrived without a name", provider=self.provider)
         args = parse_arguments("".join(entry.arguments), entry.name, entry.id, self.provider)
