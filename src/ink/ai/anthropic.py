@@ -17,7 +17,7 @@ import httpx
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import RetryPolicy, drain, new_client, stream_sse
+from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.provider import ModelRequest
@@ -55,13 +55,18 @@ class AnthropicProvider:
         name: str = "anthropic",
     ) -> None:
         self.name = name
-        self.base_url = base_url.rstrip("/").removesuffix("/v1")
-        self.retry = retry or RetryPolicy()
         self._api_key = api_key
-        self._extra_headers = dict(headers or {})
-        self._client = client
-        self._owns_client = client is None
-        self._transport = transport
+        self.http = HttpEndpoint(
+            base_url.rstrip("/").removesuffix("/v1"),
+            client=client,
+            transport=transport,
+            retry=retry,
+            headers=headers,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return self.http.base_url
 
     @property
     def url(self) -> str:
@@ -75,28 +80,21 @@ class AnthropicProvider:
         }
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        return headers | self._extra_headers
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_client(self.base_url, self._transport)
-        return self._client
+        return self.http.headers(headers)
 
     async def aclose(self) -> None:
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.http.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
         Raises a ``ProviderError``; cancelling the consumer closes the connection."""
         reader = _EventReader(MessageBuilder(request.model, self.name), self.name)
         events = stream_sse(
-            self._http(),
+            self.http.client(),
             self.url,
             headers=self._headers(),
             body=anthropic_body(request),
-            policy=self.retry,
+            policy=self.http.retry,
             provider=self.name,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel

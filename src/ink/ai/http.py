@@ -134,3 +134,39 @@ async def _one_attempt(
         raise error_from_transport(exc, url, provider, streamed=streamed) from exc
     except SSEError as exc:
         raise BadResponse(f"{url} did not answer with an event stream: {exc}", provider=provider) from exc
+
+
+class HttpEndpoint:
+    """What every provider needs of HTTP: its base URL and retry policy, its own headers merged with the
+    caller's, and a client it either borrows (``client``, closed by its owner) or creates on first use
+    (from ``transport``) and closes in ``aclose``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        client: httpx.AsyncClient | None,
+        transport: httpx.AsyncBaseTransport | None,
+        retry: RetryPolicy | None,
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        self.base_url = base_url
+        self.retry = retry or RetryPolicy()
+        self._extra_headers = dict(headers or {})
+        self._client = client
+        self._owns_client = client is None
+        self._transport = transport
+
+    def headers(self, own: Mapping[str, str]) -> dict[str, str]:
+        """The provider's ``own`` headers; the caller's extra headers win."""
+        return {**own, **self._extra_headers}
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_client(self.base_url, self._transport)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -19,7 +19,7 @@ import httpx
 
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import RetryPolicy, drain, new_client, stream_sse
+from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai_convert import openai_body
@@ -57,15 +57,16 @@ class OpenAIProvider:
         name: str = "openai",
     ) -> None:
         self.name = name
-        self.base_url = base_url.rstrip("/")
-        self.retry = retry or RetryPolicy()
         self._api_key = api_key
-        self._extra_headers = dict(headers or {})
-        self._client = client
-        self._owns_client = client is None
-        self._transport = transport
+        self.http = HttpEndpoint(
+            base_url.rstrip("/"), client=client, transport=transport, retry=retry, headers=headers
+        )
         default_field = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         self.max_tokens_field = max_tokens_field or default_field
+
+    @property
+    def base_url(self) -> str:
+        return self.http.base_url
 
     @property
     def url(self) -> str:
@@ -75,17 +76,10 @@ class OpenAIProvider:
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
-        return headers | self._extra_headers
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_client(self.base_url, self._transport)
-        return self._client
+        return self.http.headers(headers)
 
     async def aclose(self) -> None:
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.http.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
@@ -93,7 +87,12 @@ class OpenAIProvider:
         body = openai_body(request, max_tokens_field=self.max_tokens_field)
         reader = _ChunkReader(MessageBuilder(request.model, self.name), self.name)
         events = stream_sse(
-            self._http(), self.url, headers=self._headers(), body=body, policy=self.retry, provider=self.name
+            self.http.client(),
+            self.url,
+            headers=self._headers(),
+            body=body,
+            policy=self.http.retry,
+            provider=self.name,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:
