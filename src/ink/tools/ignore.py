@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 ALWAYS_HIDDEN = frozenset({".git"})
 
@@ -81,4 +83,6 @@ def _load(file: Path, base: Path) -> _Rules | None:
     except OSError:
         return None
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    from pathspec import GitIgnoreSpec  # ~10 ms: imported when a listing first needs it
+
     return _Rules(base, GitIgnoreSpec.from_lines(lines)) if lines else None
