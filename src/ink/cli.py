@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import argparse
 
     from ink.config import Invocation, Mode, Settings
+    from ink.redaction import Redactor
 
 SUBCOMMANDS = ("acp", "sessions")
 MODEL_MODES = ("tui", "print", "rpc", "acp")  # modes that talk to a model: key and URL are checked
@@ -44,24 +45,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ink {__version__}")
         return 0
     debug = "--debug" in args
+    from ink.redaction import Redactor
+
+    redactor = Redactor()  # filled with the keys once the settings are known
     try:
-        return _main(args)
+        return _main(args, redactor)
     except UsageError as exc:
         return _fail(f"{exc} (see ink --help)", 2)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        if debug:
-            raise
-        return _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", 1)
+        if debug:  # the traceback, with every known key and credential taken out
+            import traceback
+
+            sys.stderr.write(redactor(traceback.format_exc()))
+            return 1
+        problem = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+        return _fail(redactor(problem), 1)
 
 
-def _main(args: list[str]) -> int:
+def _main(args: list[str], redactor: Redactor) -> int:
     from ink.config import ConfigError
 
     ns = _parser().parse_args(args)
     invocation = _invocation(ns, args)
-    _setup_logging(ns.debug)
+    _setup_logging(ns.debug, redactor)
     module_name = FRONTEND_MODULES[invocation.mode]
     if not _module_exists(module_name):
         return _fail(f"{_mode_label(invocation.mode)} is not available yet in this version of ink", 2)
@@ -69,15 +77,16 @@ def _main(args: list[str]) -> int:
         settings = _settings(ns)
     except ConfigError as exc:
         return _fail(str(exc), 2)
+    redactor.add(settings.secrets)
     for warning in settings.warnings:
         print(f"ink: warning: {warning}", file=sys.stderr)
     problem = _preflight(settings) if invocation.mode in MODEL_MODES else None
     if problem is not None:
         return _fail(problem, 2)
-    return _start(module_name, settings, invocation)
+    return _start(module_name, settings, invocation, redactor)
 
 
-def _start(module_name: str, settings: Settings, invocation: Invocation) -> int:
+def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:
     """Import the frontend (httpx comes with it) while the reachability probe runs, then start it."""
     import importlib
 
@@ -85,7 +94,7 @@ def _start(module_name: str, settings: Settings, invocation: Invocation) -> int:
     frontend: Any = importlib.import_module(module_name)
     problem = probe.problem() if probe is not None else None
     if problem is not None:
-        return _fail(problem, 2)
+        return _fail(redactor(problem), 2)  # a base URL may carry a password
     from ink.store import SessionError
 
     try:
@@ -113,6 +122,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         session_dir=ns.session_dir,
         no_session=ns.no_session,
         debug=ns.debug,
+        allow=tuple(ns.allow or ()),
+        deny=tuple(ns.deny or ()),
     )
     return load_settings(flags, os.environ, Path.cwd())
 
@@ -171,6 +182,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--steering-mode", choices=TAKE_MODES, help="steer messages taken at once")
     p.add_argument("--follow-up-mode", choices=TAKE_MODES, help="follow-ups taken at once")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, help="what tools may do unasked")
+    p.add_argument("--allow", metavar="RULE", action="append", help='run unasked: "bash(npm test)"')
+    p.add_argument("--deny", metavar="RULE", action="append", help='never run: "bash(git push *)"')
     p.add_argument("--session-dir", metavar="DIR", help="where sessions are kept")
     p.add_argument("--no-session", action="store_true", help="do not write a session file")
     p.add_argument("--debug", action="store_true", help="log to stderr, show tracebacks")
@@ -263,9 +276,12 @@ def _mode_label(mode: str) -> str:
     }[mode]
 
 
-def _setup_logging(debug: bool) -> None:
-    """Logs go to stderr. Without --debug: warnings and worse, one line each, no traceback."""
+def _setup_logging(debug: bool, redactor: Redactor) -> None:
+    """Logs go to stderr. Without --debug: warnings and worse, one line each, no traceback. Every line
+    passes through ``redactor`` (keys, ``Authorization`` headers), tracebacks included."""
     import logging
+
+    from ink.redaction import redact_handler
 
     class OneLine(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
@@ -276,6 +292,7 @@ def _setup_logging(debug: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     verbose = logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s")
     handler.setFormatter(verbose if debug else OneLine())
+    redact_handler(handler, redactor)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)

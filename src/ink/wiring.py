@@ -27,6 +27,7 @@ from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tool import BeforeToolHook, Tool
 from ink.ai.provider import Provider
 from ink.config import Settings
+from ink.permissions.redacting import redacting
 from ink.run.compaction import Compactor
 from ink.run.controller import BangOutput, Modes, QueueError, RunController
 from ink.run.events import Survivor
@@ -53,6 +54,7 @@ class App:
     usage: UsageTotals
     sessions: SessionStore | None = None
     session: SessionHandle | None = None
+    before_tool: BeforeToolHook | None = None  # the permission hook: a frontend rebuilding the setup keeps it
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
@@ -78,6 +80,29 @@ class App:
             history = self.session.history
         self.controller.new_session(history)
         self.usage.new_session()
+
+    def resume_session(self, info: SessionInfo) -> None:
+        """``/resume``: go on with another session in place of this one. Raises ``QueueError`` unless idle,
+        ``SessionError`` when it cannot be loaded or opened (the current session then stays as it was)."""
+        if self.controller.state != "idle":
+            raise QueueError("a session can only be resumed while idle")
+        if self.sessions is None:
+            from ink.store import SessionError
+
+            raise SessionError("sessions are off (--no-session)")
+        handle = self.sessions.resume(info)
+        loaded = handle.loaded
+        now = (self.settings.model, self.settings.provider)
+        if loaded is not None and (loaded.model, loaded.provider) != now:
+            handle.record_model_change(*now)
+        if self.session is not None:
+            self.session.close()
+        self.session = handle
+        self.controller.subscribe(handle.on_event)
+        self.controller.new_session(handle.history)
+        self.usage.new_session()
+        if loaded is not None:
+            self.usage.session, self.usage.session_cost = loaded.usage, loaded.cost
 
     def compact(self, instructions: str = "") -> bool:
         """``/compact``: summarise the older history now, as a command occupying the controller.
@@ -124,10 +149,15 @@ def build_app(
     session: SessionChoice = NEW_SESSION,
     before_tool: BeforeToolHook | None = None,
     force_exit: Callable[[int], None] | None = None,
+    can_ask: bool = True,
 ) -> App:
     """Build provider, tools, loop set-up, session and controller. Call it with the event loop running
     (the controller creates asyncio primitives). Raises ``SessionError`` (a clear one-line message) when
-    the session asked for cannot be found or opened; nothing else for valid ``Settings``."""
+    the session asked for cannot be found or opened; nothing else for valid ``Settings``.
+
+    Permissions: unless ``before_tool`` replaces it, the hook is built from the settings (mode, rules,
+    remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
+    ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused."""
     sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
     provider = build_provider(settings)
@@ -143,7 +173,24 @@ def build_app(
         reaper=RegistryReaper(processes, settings.kill_delay),
         force_exit=force_exit or hard_exit(processes),
     )
-    return App(settings, provider, processes, tools, controller, compactor, usage, sessions, handle)
+    hook = before_tool or permission_hook(settings, controller, can_ask=can_ask)
+    controller.setup = replace(controller.setup, before_tool=hook)
+    return App(settings, provider, processes, tools, controller, compactor, usage, sessions, handle, hook)
+
+
+def permission_hook(settings: Settings, controller: RunController, *, can_ask: bool) -> BeforeToolHook:
+    """The settings' permission policy, asking through the controller's broker (R4: a refusal is the
+    call's error result). Its notes to the user (print mode's refusals) are warning notices."""
+    from ink.agent.events import Notice
+    from ink.permissions import build_permission_hook
+
+    timeout = settings.permission_timeout
+    controller.permissions.timeout_seconds = timeout if timeout > 0 else None
+    return build_permission_hook(
+        settings,
+        controller.permissions if can_ask else None,
+        notify=lambda text: controller.emit(Notice(text, "warning")),
+    )
 
 
 def open_session(
@@ -153,7 +200,7 @@ def open_session(
     With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
     from ink.store import SessionStore
 
-    store = SessionStore(settings.session_dir, secrets=[settings.api_key], on_error=_session_write_failed)
+    store = SessionStore(settings.session_dir, secrets=settings.secrets, on_error=_session_write_failed)
     if settings.no_session:
         target = _chosen(store, settings, choice)
         history = History(store.load(target).messages) if target is not None else History()
@@ -206,6 +253,7 @@ def build_compactor(
         [{"name": t.name, "d": t.description, "p": t.parameters} for t in (x.spec for x in setup.tools)]
     )
     overhead = (len(setup.system_prompt) + len(specs)) // 4
+    provider = redacting(provider, settings.secrets)
     return Compactor(provider, settings.model, lookup(settings.model), overhead_tokens=overhead, usage=usage)
 
 
@@ -239,7 +287,7 @@ def build_loop_setup(
     context: ContextKeeper | None = None,
 ) -> LoopSetup:
     return LoopSetup(
-        provider=provider,
+        provider=redacting(provider, settings.secrets),  # errors and retry notes carry no key
         model=settings.model,
         system_prompt=build_system_prompt([t.spec for t in tools], Environment.detect(settings.cwd)),
         tools=tuple(tools),

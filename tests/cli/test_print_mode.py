@@ -20,6 +20,7 @@ from tests.cli.inkproc import ink_env, one_line_error, run_ink, start_ink
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, call, say, text
 
 PROTOCOLS = ["openai", "anthropic"]
+YOLO = ("--permission-mode", "yolo")  # these tests are about signals, not questions (tests/permissions)
 
 
 @pytest.fixture
@@ -199,7 +200,7 @@ def test_sigint_during_a_tool_kills_its_process_tree(
 ) -> None:
     command = "sleep 60 & echo $! > child.pid; echo $$ > shell.pid; wait"
     fake_server.script(call("bash", {"command": command}), say("not reached"))
-    proc = start_ink(ink_args(fake_server, "openai", "run it"), ink_env(tmp_path), project)
+    proc = start_ink(ink_args(fake_server, "openai", *YOLO, "run it"), ink_env(tmp_path), project)
     try:
         shell, child = int(wait_for_file(project / "shell.pid")), int(wait_for_file(project / "child.pid"))
         proc.send_signal(signal.SIGINT)
@@ -222,7 +223,7 @@ def test_a_second_sigint_while_settling_exits_at_once(
     (home / "config.toml").write_text("kill_delay = 2\n")
     command = "trap '' TERM; echo $$ > shell.pid; while true; do sleep 0.05; done"
     fake_server.script(call("bash", {"command": command}))
-    proc = start_ink(ink_args(fake_server, "openai", "run it"), ink_env(tmp_path), project)
+    proc = start_ink(ink_args(fake_server, "openai", *YOLO, "run it"), ink_env(tmp_path), project)
     try:
         shell = int(wait_for_file(project / "shell.pid"))
         proc.send_signal(signal.SIGINT)

@@ -149,6 +149,8 @@ class ToolScheduler:
             async with self._hook_lock:  # one question to the user at a time
                 refusal = await self._before_tool(call, self._signal)
             if refusal is not None:
+                if self._signal.aborted:  # R34: a question the abort cancelled; the call never started
+                    self.tally.not_started.append(call.id)
                 return _error(call, refusal.reason)
         return tool, call.arguments
 

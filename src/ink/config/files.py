@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from ink.config.catalogue import PROVIDERS
 from ink.config.errors import ConfigError
 from ink.config.keys import PROVIDER_KEYS, TOP_KEYS, Key
+from ink.config.rules import Effect, RuleText, parse_rule
 
 FIX = "fix the file or remove it"
 
@@ -31,6 +32,7 @@ class ConfigFile:
     path: Path
     top: dict[str, Located] = field(default_factory=dict)
     providers: dict[str, dict[str, Located]] = field(default_factory=dict)
+    rules: list[RuleText] = field(default_factory=list)  # the [permissions] table, in file order
 
 
 def read_config_file(path: Path) -> ConfigFile | None:
@@ -79,6 +81,9 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
         if name == "providers":
             _check_providers(path, text, value, result)
             continue
+        if name == "permissions":
+            result.rules.extend(_check_permissions(path, text, value))
+            continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result
 
@@ -101,6 +106,43 @@ def _check_providers(path: Path, text: str, value: Any, into: ConfigFile) -> Non
             at = f"{path}:{_line_of(text, header, name)}"
             checked[name] = Located(_check(PROVIDER_KEYS, name, item, at, f"[providers.{provider}]"), at)
         into.providers[provider] = checked
+
+
+PERMISSION_KEYS: tuple[Effect, ...] = ("allow", "deny")
+
+
+def _check_permissions(path: Path, text: str, value: Any) -> list[RuleText]:
+    """``[permissions]`` holds ``allow`` and ``deny``, each a list of rule strings."""
+    header = ("permissions",)
+    if not isinstance(value, dict):
+        where = f"{path}:{_line_of(text, (), 'permissions')}"
+        raise ConfigError(f"config error: {where}: permissions must be a table like [permissions] — {FIX}")
+    rules: list[RuleText] = []
+    for name, items in value.items():
+        line = _line_of(text, header, name)
+        if name not in PERMISSION_KEYS:
+            hint = 'allow and deny, lists of rules like "bash(npm test)"'
+            problem = f"unknown key {name!r} in [permissions] (known: {hint})"
+            raise ConfigError(f"config error: {path}:{line}: {problem} — {FIX}")
+        if not isinstance(items, list):
+            problem = f'permissions.{name} must be a list of rules, e.g. {name} = ["bash(npm test)"]'
+            raise ConfigError(f"config error: {path}:{line}: {problem} — {FIX}")
+        for item in items:
+            where = f"{path}:{_line_of_item(text, line, item)}"
+            try:
+                rules.append(parse_rule(name, item, where))
+            except ConfigError as exc:
+                raise ConfigError(f"config error: {exc} — {FIX}") from None
+    return rules
+
+
+def _line_of_item(text: str, key_line: int, item: Any) -> int:
+    """The line of an array item: the first line from the key's on that holds the item's text."""
+    if isinstance(item, str):
+        for number, line in enumerate(text.splitlines()[key_line - 1 :], start=key_line):
+            if item in line:
+                return number
+    return key_line
 
 
 def _check(keys: dict[str, Key], name: str, value: Any, where: str, section: str) -> Any:

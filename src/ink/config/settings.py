@@ -14,7 +14,10 @@ Within a file, a top-level key beats the ``[providers.<name>]`` table of the sam
 higher layer picked a different provider (``--provider anthropic`` must not inherit ``model = "gpt-4.1"``).
 
 A project file is written by whoever wrote the repository, so it may not choose where the API key is
-sent (``base_url``), hold a key, or loosen ``permission_mode``: such entries are ignored with a warning.
+sent (``base_url``), hold a key, loosen ``permission_mode`` or add ``[permissions] allow`` rules: such
+entries are ignored with a warning (its deny rules apply). Permission rules are not layered like keys but
+collected: ``--allow``/``--deny`` flags, then the project's denies, then the user file's rules.
+``Settings.secrets`` lists every credential the process knows of, for redaction (``ink.redaction``).
 
 ``load_settings`` is a pure function of its arguments (flags, an environment mapping, a directory), so
 tests pass their own environment instead of patching ``os.environ``.
@@ -38,12 +41,14 @@ from ink.config.keys import (
     ThinkingLevel,
     check_base_url,
 )
+from ink.config.rules import RuleText, parse_rule
 
 DEFAULTS: dict[str, Any] = {
     "max_iterations": 0,
     "steering_mode": "all",
     "follow_up_mode": "one-at-a-time",
     "permission_mode": "ask",
+    "permission_timeout": 300.0,
     "grace_seconds": 10.0,
     "kill_delay": 0.5,
     "thinking": "off",
@@ -68,6 +73,8 @@ class Flags:
     session_dir: str | None = None
     no_session: bool = False
     debug: bool = False
+    allow: tuple[str, ...] = ()  # --allow RULE, repeatable
+    deny: tuple[str, ...] = ()  # --deny RULE, repeatable
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +82,7 @@ class Settings:
     provider: str
     model: str
     base_url: str
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     cwd: Path
     ink_home: Path
     session_dir: Path
@@ -89,6 +96,9 @@ class Settings:
     thinking: ThinkingLevel
     max_tokens: int
     debug: bool = False
+    permission_timeout: float = 300.0  # seconds a permission question waits; 0: no limit
+    permission_rules: tuple[RuleText, ...] = ()  # flags first, then the project's denies, then the user's
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # values to redact wherever ink writes text
     origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
     files: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -114,6 +124,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     warnings: list[str] = []
     if project is not None:
         project = _without_untrusted(project, user, warnings)
+    rules = _flag_rules(flags) + tuple(project.rules if project else ()) + tuple(user.rules if user else ())
     layers = _Layers(flags, env, user, project)
     picks = {name: layers.pick(name) for name in DEFAULTS}
     provider = layers.pick("provider", DEFAULT_PROVIDER)
@@ -143,6 +154,9 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         thinking=picks["thinking"].value,
         max_tokens=picks["max_tokens"].value,
         debug=flags.debug,
+        permission_timeout=picks["permission_timeout"].value,
+        permission_rules=rules,
+        secrets=_secrets(env, key, url.value, user),
         origins=origins,
         files=tuple(f.path for f in (project, user) if f is not None),
         warnings=tuple(warnings),
@@ -193,6 +207,26 @@ class _Layers:
                 base = ink_home if layer == USER_LAYER else file.path.parent.parent
                 return _Pick((base / Path(found.value).expanduser()).resolve(), found.where, layer)
         return _Pick(ink_home / "sessions", "default", DEFAULT_LAYER)
+
+
+def _flag_rules(flags: Flags) -> tuple[RuleText, ...]:
+    allow = tuple(parse_rule("allow", text, "--allow") for text in flags.allow)
+    return allow + tuple(parse_rule("deny", text, "--deny") for text in flags.deny)
+
+
+def _secrets(
+    env: Mapping[str, str], key: _Pick | None, base_url: str, user: ConfigFile | None
+) -> tuple[str, ...]:
+    """Every credential this process knows of, to be redacted from what it writes: the key in use, each
+    provider's key in the environment or the user file, and a password written into the base URL."""
+    from urllib.parse import urlsplit
+
+    found = [key.value if key else None, urlsplit(base_url).password]
+    found += [env.get(info.key_env, "").strip() for info in PROVIDERS.values()]
+    if user is not None:
+        tables = [user.top, *user.providers.values()]
+        found += [table["api_key"].value for table in tables if "api_key" in table]
+    return tuple(value for value in found if value)
 
 
 def _flag(name: str) -> str:
@@ -254,7 +288,16 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
             f"{permission.where}: ignoring permission_mode = {permission.value!r}: a project file may only "
             f"make it stricter than {baseline!r}; use --permission-mode {permission.value} if you trust it"
         )
-    return ConfigFile(project.path, top, providers)
+    rules = []
+    for rule in project.rules:
+        if rule.effect == "allow":
+            warnings.append(
+                f"{rule.where}: ignoring allow rule {rule.text!r}: a project file may only add deny rules; "
+                f"put it in [permissions] allow of $INK_HOME/config.toml, or pass --allow {rule.text!r}"
+            )
+        else:
+            rules.append(rule)
+    return ConfigFile(project.path, top, providers, rules)
 
 
 def missing_key_problem(settings: Settings) -> str | None:

@@ -16,13 +16,15 @@ Unix seconds. A line counts once its newline is written; a last line without one
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ink.redaction import MIN_SECRET_LENGTH, REDACTED, redact, usable_secrets
+
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact", "redact_tree", "usable_secrets"]  # re-exported
+
 FORMAT_VERSION = 1
-MIN_SECRET_LENGTH = 8
-REDACTED = "[REDACTED]"
 MESSAGE_PREFIX = b'{"type":"message"'
 
 
@@ -44,29 +46,9 @@ def decode(line: bytes) -> dict[str, Any]:
     return data
 
 
-def usable_secrets(secrets: Iterable[str | None]) -> tuple[str, ...]:
-    """Secrets worth redacting: short strings would blank out ordinary words. Longest first, so a key
-    that contains another is replaced whole."""
-    found = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def redact(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every occurrence of each secret replaced by ``[REDACTED]``.
-
-    ``secrets`` should come from ``usable_secrets``. This is the hook the permissions work extends
-    (patterns of well-known key formats); the writer applies it to every string it stores.
-    """
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
 def redact_tree(value: Any, secrets: Sequence[str]) -> Any:
-    """``redact`` applied to every string value of a JSON tree (keys are ink's own and left alone)."""
-    if not secrets:
-        return value
+    """``redact`` applied to every string value of a JSON tree (keys are ink's own and left alone).
+    Recognisable credentials (``Authorization`` headers, key formats) go even when ``secrets`` is empty."""
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, dict):

@@ -1,0 +1,53 @@
+"""Permissions and safety: what a tool call may do without asking, asking when it must, and keeping
+secrets out of what ink writes.
+
+    hook = build_permission_hook(settings, controller.permissions, notify=...)   # TUI, RPC
+    hook = build_permission_hook(settings, None, notify=...)                     # print mode: nobody asks
+    setup = dataclasses.replace(setup, before_tool=hook)
+
+``policy`` decides (allow / deny / ask) from the mode, the rules and the workspace; ``shell`` reads bash
+commands with a real parser; ``rules`` matches patterns; ``memory`` keeps "always" answers per project;
+``hook`` asks through the run controller's broker. docs/permissions.md and docs/security.md describe it
+for users.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from ink.config import Settings
+from ink.permissions.hook import Asker, PermissionHook
+from ink.permissions.memory import PermissionMemory
+from ink.permissions.policy import PermissionPolicy, Verdict
+from ink.permissions.redacting import RedactingProvider, redacting
+from ink.permissions.rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Asker",
+    "PermissionHook",
+    "PermissionMemory",
+    "PermissionPolicy",
+    "RedactingProvider",
+    "RuleSet",
+    "Verdict",
+    "build_permission_hook",
+    "redacting",
+]
+
+
+def build_permission_hook(
+    settings: Settings, asker: Asker | None, *, notify: Callable[[str], None] | None = None
+) -> PermissionHook:
+    """The hook for ``settings``: its mode, its rules (flags, the project's denies, the user's), and this
+    project's remembered answers. ``asker`` None means nobody can answer (print mode). A remembered-answers
+    file ink will not use is reported through the log (a warning), never an error."""
+    memory = PermissionMemory(settings.cwd, settings.ink_home)
+    remembered, warning = memory.load()
+    if warning is not None:
+        log.warning("%s", warning)
+    rules = RuleSet([*settings.permission_rules, *remembered])
+    policy = PermissionPolicy(settings.permission_mode, rules, settings.cwd)
+    return PermissionHook(policy, asker, memory=memory, notify=notify)

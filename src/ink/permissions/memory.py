@@ -1,0 +1,136 @@
+"""The "always" answers of one project, kept in ``<workspace>/.ink/permissions.toml``.
+
+    # Written by ink: the "always allow" answers for this project. ...
+    [permissions]
+    allow = [
+      "bash(npm test)",
+      "edit(./notes.md)",
+    ]
+
+The file sits in the project, but it must not be a way for a repository to pre-approve commands on the
+machine of whoever clones it (a project's own ``.ink/config.toml`` may not add allow rules for the same
+reason). So ink records a SHA-256 of every version it writes in ``$INK_HOME/trusted-permissions.json``
+and reads the file only while it still has that digest: a file that came with a checkout, or was changed
+by anyone but ink, is ignored with a warning. Writes are atomic (a temporary file renamed over the old
+one), for the file and the digest record alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ink.config.errors import ConfigError
+from ink.config.rules import RuleText, parse_rule
+
+FILE_NAME = "permissions.toml"
+TRUST_FILE = "trusted-permissions.json"
+HEADER = """\
+# Written by ink: the "always allow" answers for this project. ink reads this file only while it is
+# exactly as ink wrote it (its digest is kept in $INK_HOME/trusted-permissions.json), so a copy that came
+# with a repository allows nothing. Write rules of your own in [permissions] of $INK_HOME/config.toml.
+"""
+
+
+class PermissionMemory:
+    def __init__(self, root: str | os.PathLike[str], ink_home: str | os.PathLike[str]) -> None:
+        self.path = Path(os.path.realpath(root)) / ".ink" / FILE_NAME
+        self.trust_path = Path(ink_home) / TRUST_FILE
+
+    def load(self) -> tuple[list[RuleText], str | None]:
+        """The remembered allow rules, and a warning when a file exists that ink will not use."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return [], None
+        except OSError as exc:
+            return [], f"{self.path}: cannot read the remembered permissions ({exc.strerror or exc})"
+        if self._trusted_digest() != _digest(data):
+            return [], (
+                f"{self.path}: ignoring remembered permissions that ink did not write (they came with "
+                "the project, or the file was edited); put rules you want in [permissions] allow of "
+                "$INK_HOME/config.toml, or delete the file"
+            )
+        try:
+            return _parse(self.path, data), None
+        except (ValueError, ConfigError) as exc:
+            return [], f"{self.path}: ignoring remembered permissions: {exc}"
+
+    def add(self, rules: Sequence[str]) -> list[RuleText]:
+        """Remember ``rules`` (allow rules as text) next to those already in the file; returns them parsed.
+        Raises ``OSError`` when the file or the digest record cannot be written."""
+        known, _warning = self.load()
+        texts = [r.text for r in known]
+        texts += [rule for rule in rules if rule not in texts]
+        data = render(texts).encode("utf-8")
+        parsed = _parse(self.path, data)  # never write what could not be read back
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(self.path, data, mode=0o644)
+        self._trust(_digest(data))
+        return parsed
+
+    def _trusted_digest(self) -> str | None:
+        digest = self._trusted().get(str(self.path))
+        return digest if isinstance(digest, str) else None
+
+    def _trusted(self) -> dict[str, object]:
+        try:
+            data = json.loads(self.trust_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _trust(self, digest: str) -> None:
+        record = self._trusted() | {str(self.path): digest}
+        self.trust_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        _write_atomically(self.trust_path, text.encode("utf-8"), mode=0o600)
+
+
+def render(rules: Sequence[str]) -> str:
+    """The file's text. TOML basic strings take JSON's escapes, except that DEL must be escaped too."""
+    items = "".join(f"  {_toml_string(rule)},\n" for rule in rules)
+    return f"{HEADER}[permissions]\nallow = [\n{items}]\n"
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _parse(path: Path, data: bytes) -> list[RuleText]:
+    """Raises ``ValueError`` (not TOML, wrong shape) or ``ConfigError`` (a malformed rule)."""
+    import tomllib
+
+    document = tomllib.loads(data.decode("utf-8"))
+    section = document.get("permissions", {})
+    allow = section.get("allow", []) if isinstance(section, dict) else None
+    if not isinstance(allow, list) or set(section) - {"allow"}:
+        raise ValueError("expected only a [permissions] table with an allow list")
+    return [parse_rule("allow", text, str(path)) for text in allow]
+
+
+def _digest(data: bytes) -> str:
+    import hashlib  # here, not at the top: ink's start-up does not need it
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_atomically(path: Path, data: bytes, *, mode: int) -> None:
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,213 @@
+"""What a permission rule matches (docs/permissions.md is the user's description).
+
+    bash(npm test)          exactly that simple command (or exactly that whole command line)
+    bash(git log *)         ``git log`` with any arguments, or none; ``git log:*`` means the same
+    bash(git status*)       any simple command starting with ``git status``
+    edit(src/**)            any file under src/ of the workspace (write and edit alike)
+    edit(*.md)              a pattern without a slash matches the file name at any depth
+    edit(./notes.md)        ``./`` anchors it at the workspace root
+    read(~/.ssh/**)         absolute and ``~`` patterns match outside the workspace too
+    bash                    a bare tool name matches every call of that tool
+
+In command patterns ``*`` matches any text, spaces included; in path patterns ``*`` and ``?`` stay inside
+one path segment and ``**`` crosses segments. A backslash makes the next character literal (``\\*``).
+Relative path patterns only ever match files inside the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ink.config.rules import RuleText
+
+READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
+FILE_TOOLS = frozenset({"write", "edit"})
+# A rule named after one of these covers the whole group: edit(...) also covers write, read(...) grep.
+GROUPS = {"read": READ_TOOLS, "edit": FILE_TOOLS, "write": FILE_TOOLS}
+
+
+def escape(text: str) -> str:
+    """``text`` as a pattern that matches only itself (for the rules an "always" answer writes)."""
+    return re.sub(r"([\\*?])", r"\\\1", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    text: RuleText
+    command: CommandPattern | None = None
+    path: PathPattern | None = None
+
+    @classmethod
+    def compile(cls, text: RuleText) -> Rule:
+        if text.pattern is None:
+            return cls(text)
+        if text.tool == "bash":
+            return cls(text, command=CommandPattern(text.pattern))
+        return cls(text, path=PathPattern(text.pattern))
+
+    @property
+    def label(self) -> str:
+        """``bash(rm *)`` (from ~/.ink/config.toml:4), for messages."""
+        return f"{self.text.text} ({self.text.where})"
+
+    def covers(self, tool: str) -> bool:
+        return tool == self.text.tool or tool in GROUPS.get(self.text.tool, ())
+
+    @property
+    def is_bare(self) -> bool:
+        return self.text.pattern is None
+
+
+class CommandPattern:
+    """A pattern for simple commands; ``*`` is the only wildcard."""
+
+    def __init__(self, pattern: str) -> None:
+        self.literal = _unescape(pattern) if not _has_wildcard(pattern) else None
+        collapsed = re.sub(r"\s+", " ", pattern.strip())
+        if collapsed.endswith(":*") and not collapsed.endswith("\\:*"):
+            collapsed = collapsed[:-2].rstrip() + " *"
+        self._regex = re.compile(_command_regex(collapsed), re.DOTALL)
+
+    def matches(self, text: str) -> bool:
+        return self._regex.fullmatch(re.sub(r"\s+", " ", text.strip())) is not None
+
+    def matches_whole(self, command: str) -> bool:
+        """A pattern without wildcards may name a whole command line, operators and all (this is how an
+        "always" answer is remembered)."""
+        return self.literal is not None and self.literal == command.strip()
+
+
+class PathPattern:
+    def __init__(self, pattern: str) -> None:
+        text = pattern.strip()
+        if text.startswith("~"):
+            text = os.path.expanduser(text)
+        self.absolute = text.startswith("/")
+        if text.endswith("/"):
+            text += "**"
+        anchored = self.absolute or text.startswith("./") or "/" in text.rstrip("/")
+        body = text[2:] if text.startswith("./") else text
+        prefix = "" if anchored else "(?:.*/)?"
+        self._regex = re.compile(prefix + _path_regex(body), re.DOTALL)
+
+    def matches(self, path: Path, root: Path) -> bool:
+        """Does ``path`` (absolute) match? Relative patterns look only inside ``root``."""
+        if self.absolute:
+            return self._regex.fullmatch(path.as_posix()) is not None
+        if path == root or not path.is_relative_to(root):
+            return False
+        return self._regex.fullmatch(path.relative_to(root).as_posix()) is not None
+
+
+class RuleSet:
+    """Allow and deny rules. ``remember`` adds allow rules while ink runs (the "always" answers)."""
+
+    def __init__(self, rules: Iterable[RuleText] = ()) -> None:
+        compiled = [Rule.compile(r) for r in rules]
+        self.deny = [r for r in compiled if r.text.effect == "deny"]
+        self.allow = [r for r in compiled if r.text.effect == "allow"]
+
+    def remember(self, rules: Iterable[RuleText]) -> None:
+        self.allow += [Rule.compile(r) for r in rules if r.effect == "allow"]
+
+    # -- commands --------------------------------------------------------------------------------
+
+    def command_denied(self, texts: Iterable[str], whole: str) -> Rule | None:
+        texts = list(texts)
+
+        def match(rule: Rule) -> bool:
+            pattern = rule.command
+            return pattern is not None and (pattern.matches_whole(whole) or any(map(pattern.matches, texts)))
+
+        return self._first(self.deny, "bash", match)
+
+    def command_allowed(self, text: str) -> Rule | None:
+        return self._first(self.allow, "bash", lambda r: r.command is not None and r.command.matches(text))
+
+    def whole_command_allowed(self, command: str) -> Rule | None:
+        return self._first(
+            self.allow, "bash", lambda r: r.command is not None and r.command.matches_whole(command)
+        )
+
+    # -- paths -----------------------------------------------------------------------------------
+
+    def path_denied(self, tool: str, paths: Iterable[Path], root: Path) -> Rule | None:
+        paths = list(paths)
+        return self._first(
+            self.deny, tool, lambda r: r.path is not None and any(r.path.matches(p, root) for p in paths)
+        )
+
+    def path_allowed(self, tool: str, path: Path, root: Path) -> Rule | None:
+        return self._first(self.allow, tool, lambda r: r.path is not None and r.path.matches(path, root))
+
+    # -- any tool --------------------------------------------------------------------------------
+
+    def tool_denied(self, tool: str) -> Rule | None:
+        return self._first(self.deny, tool, lambda _rule: False)
+
+    def tool_allowed(self, tool: str) -> Rule | None:
+        return self._first(self.allow, tool, lambda _rule: False)
+
+    @staticmethod
+    def _first(rules: list[Rule], tool: str, match: Callable[[Rule], bool]) -> Rule | None:
+        """The first rule for ``tool`` that is bare (every call) or whose pattern ``match``es."""
+        return next((r for r in rules if r.covers(tool) and (r.is_bare or match(r))), None)
+
+
+def _has_wildcard(pattern: str) -> bool:
+    return re.search(r"(?<!\\)(?:\\\\)*\*", pattern) is not None
+
+
+def _unescape(pattern: str) -> str:
+    return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
+
+
+def _tokens(pattern: str) -> list[tuple[str, bool]]:
+    """(text, is_wildcard) pieces: ``\\x`` is a literal x."""
+    out: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            out.append((pattern[i + 1], False))
+            i += 2
+            continue
+        if char == "*" and pattern[i : i + 2] == "**":
+            out.append(("**", True))
+            i += 2
+            continue
+        out.append((char, char in "*?"))
+        i += 1
+    return out
+
+
+def _command_regex(pattern: str) -> str:
+    optional_tail = pattern.endswith(" *") and not pattern.endswith("\\ *")
+    body = pattern[:-2] if optional_tail else pattern
+    regex = "".join(
+        ".*" if wild and text.startswith("*") else re.escape(text) for text, wild in _tokens(body)
+    )
+    return regex + ("(?: .*)?" if optional_tail else "")
+
+
+def _path_regex(pattern: str) -> str:
+    parts: list[str] = []
+    tokens = _tokens(pattern)
+    for index, (text, wild) in enumerate(tokens):
+        following = tokens[index + 1][0] if index + 1 < len(tokens) else None
+        if not wild:
+            parts.append(re.escape(text))
+        elif text == "**" and following == "/":
+            parts.append("(?:.*/)?")
+            tokens[index + 1] = ("", False)
+        elif text == "**":
+            parts.append(".*")
+        elif text == "*":
+            parts.append("[^/]*")
+        else:
+            parts.append("[^/]")
+    return "".join(parts)

@@ -1,0 +1,50 @@
+"""build_app attaches the permission hook and the redacting provider wherever a setup is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ink.config import Flags, Settings, load_settings
+from ink.permissions import PermissionHook, RedactingProvider
+from ink.wiring import build_app, build_loop_setup
+
+
+def settings(tmp_path: Path, config: str = "", **flags: object) -> Settings:
+    home = tmp_path / "inkhome"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(config)
+    env = {"INK_HOME": str(home), "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-env-key-123456"}
+    return load_settings(Flags(base_url="http://127.0.0.1:9/v1", **flags), env, tmp_path)  # type: ignore[arg-type]
+
+
+async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: Path) -> None:
+    app = build_app(settings(tmp_path, "permission_timeout = 12\n", permission_mode="accept-edits"))
+    try:
+        hook = app.controller.setup.before_tool
+        assert isinstance(hook, PermissionHook) and hook is app.before_tool
+        assert hook.asker is app.controller.permissions and hook.policy.mode == "accept-edits"
+        assert app.controller.permissions.timeout_seconds == 12
+        assert isinstance(app.controller.setup.provider, RedactingProvider)
+        assert app.controller.setup.provider.redact.secrets == ("sk-env-key-123456",)
+        rebuilt = build_loop_setup(app.settings, app.controller.setup.provider, app.tools, before_tool=hook)
+        assert rebuilt.provider is app.controller.setup.provider  # wrapped once, not twice
+    finally:
+        await app.aclose()
+    app = build_app(settings(tmp_path, "permission_timeout = 0\n"), can_ask=False)
+    try:
+        hook = app.controller.setup.before_tool
+        assert isinstance(hook, PermissionHook) and hook.asker is None  # print mode: nobody to ask
+        assert app.controller.permissions.timeout_seconds is None  # 0: wait for ever
+    finally:
+        await app.aclose()
+
+
+async def test_a_hook_given_by_the_frontend_replaces_the_policy(tmp_path: Path) -> None:
+    async def anything_goes(_call: object, _signal: object) -> None:
+        return None
+
+    app = build_app(settings(tmp_path), before_tool=anything_goes)  # type: ignore[arg-type]
+    try:
+        assert app.controller.setup.before_tool is anything_goes
+    finally:
+        await app.aclose()
