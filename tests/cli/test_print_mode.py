@@ -48,7 +48,7 @@ def test_a_turn_with_a_tool_call_prints_the_final_answer(
     assert str(project.resolve()) in first.system  # the system prompt names the working directory
     [(_, output)] = second.tool_results()
     assert "the secret is 42" in output  # the real read tool read the real file
-    assert second.outcome == "completed"
+    assert second.wait_finished() == "completed"
 
 
 def test_the_prompt_can_come_on_stdin(fake_server: FakeModelServer, project: Path, tmp_path: Path) -> None:

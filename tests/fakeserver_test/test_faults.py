@@ -31,7 +31,7 @@ def test_http_fault_with_retry_after(fake_server: FakeModelServer, protocol: str
     else:
         assert data["type"] == "error"
         assert data["error"] == {"type": "rate_limit_error", "message": "slow down"}
-    assert fake_server.requests[0].outcome == "error"
+    assert fake_server.requests[0].wait_finished() == "error"
 
 
 def test_anthropic_overloaded_uses_its_error_type(fake_server: FakeModelServer) -> None:

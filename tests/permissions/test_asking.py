@@ -126,7 +126,7 @@ async def test_an_abort_while_asking_cancels_the_question_and_leaves_a_valid_his
     harness.controller.submit("go on")
     await harness.settled()
     assert [e.stop_reason for e in harness.run_ends()] == ["aborted", "completed"]
-    assert fake_server.requests[-1].outcome == "completed"
+    assert fake_server.requests[-1].wait_finished() == "completed"
 
 
 async def test_an_unanswered_question_times_out_into_a_denial(

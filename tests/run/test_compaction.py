@@ -129,7 +129,7 @@ async def test_long_run_compacts_and_goes_on_inside_the_window(
     handle.close()
 
     assert result.stop_reason == "completed" and result.batches == FILES
-    assert all(r.outcome == "completed" for r in fake_server.requests)  # strict mode accepted every request
+    assert all(r.wait_finished() == "completed" for r in fake_server.requests)  # strict mode accepted every request
     summaries = [n for kind, n in model.sizes if kind == "summary"]
     assert summaries and max(summaries) <= WINDOW
     assert max(model.turn_sizes) <= WINDOW
@@ -173,7 +173,7 @@ async def test_an_overflow_answer_teaches_the_window_and_the_retry_fits(
     result = await run(provider, keeper, History(), AbortSignal())
 
     assert result.stop_reason == "completed"
-    overflows = [r for r in fake_server.requests if r.outcome == "error"]
+    overflows = [r for r in fake_server.requests if r.wait_finished() == "error"]
     assert len(overflows) == 1 and prompt_tokens(overflows[0]) > WINDOW
     assert keeper.window < WINDOW
     assert any(kind == "summary" for kind, _ in model.sizes)

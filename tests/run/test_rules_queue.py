@@ -59,7 +59,7 @@ async def test_R9_steer_is_taken_before_the_next_model_call_without_cancelling_a
     g.open()
     await h.settled()
     first, second = fake_server.requests
-    assert first.outcome == "completed"  # the held model call was not cancelled
+    assert first.wait_finished() == "completed"  # the held model call was not cancelled
     assert second.user_texts() == ["start", "use tabs"]
     assert second.tool_results()[0][0] == "c1"  # the steer comes after the tool's result
     assert h.run_ends()[0].stop_reason == "completed"

@@ -60,4 +60,4 @@ async def test_the_request_after_a_resume_equals_the_one_without_restart(
     resumed.close()
     after_restart = fake_server.requests[-1].body
     assert after_restart == without_restart
-    assert all(r.outcome == "completed" for r in fake_server.requests)
+    assert all(r.wait_finished() == "completed" for r in fake_server.requests)
