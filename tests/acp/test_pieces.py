@@ -1,0 +1,140 @@
+"""The pure pieces of the ACP frontend: prompt text, turn bookkeeping, line splitting, titles, encoding."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ink.ai.messages import ToolResult
+from ink.frontends.acp.jsonrpc import Call, Reply, RpcError, parse_message
+from ink.frontends.acp.prompt import InvalidPrompt, prompt_text
+from ink.frontends.acp.session import decision
+from ink.frontends.acp.turns import Answer, PromptTurns
+from ink.frontends.acp.updates import title, tool_result
+from ink.frontends.acp.wire import LineSplitter, Overlong, encode_line
+
+
+def test_prompt_text_joins_text_and_links_in_place() -> None:
+    blocks = [
+        {"type": "text", "text": "look at "},
+        {"type": "resource_link", "uri": "file:///src/a%20b.py", "name": "a b.py"},
+        {"type": "text", "text": " and "},
+        {"type": "resource_link", "uri": "https://example.invalid/x", "name": "x"},
+    ]
+    assert prompt_text(blocks) == "look at [a b.py](/src/a b.py) and [x](https://example.invalid/x)"
+
+
+def test_prompt_text_appends_embedded_text_as_context() -> None:
+    blocks = [{"type": "resource", "resource": {"uri": "file:///p/m.py", "text": "print(1)"}}]
+    assert prompt_text(blocks) == '[m.py](/p/m.py)\n\n<context ref="file:///p/m.py">\nprint(1)\n</context>'
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [None, [], [{"type": "text", "text": " "}], [{"type": "image", "data": ""}], [{"type": "resource"}], [3]],
+)
+def test_prompt_text_refuses_what_it_cannot_use(blocks: object) -> None:
+    with pytest.raises(InvalidPrompt):
+        prompt_text(blocks)
+
+
+def test_turns_a_follow_up_ends_the_turns_before_it_and_the_run_end_the_rest() -> None:
+    turns = PromptTurns()
+    turns.submitted("in-1", 1)
+    turns.submitted("in-2", 2)
+    assert turns.taken("steer", ["in-1"], "end_turn") == []
+    assert turns.taken("follow_up", ["in-2"], "max_tokens") == [Answer(1, "max_tokens")]
+    assert turns.run_ended("completed", [], "end_turn") == [Answer(2, "end_turn")]
+    assert len(turns) == 0
+
+
+def test_turns_a_queued_prompt_waits_for_the_flush_after_a_normal_end() -> None:
+    turns = PromptTurns()
+    turns.submitted("in-1", 1)
+    turns.submitted("in-2", 2)
+    turns.taken("steer", ["in-1"], "end_turn")
+    assert turns.run_ended("max_iterations", [], "end_turn") == [Answer(1, "max_turn_requests")]
+    turns.taken("follow_up", ["in-2"], "end_turn")  # the flush's new run: nothing active before it
+    assert turns.run_ended("completed", [], "end_turn") == [Answer(2, "end_turn")]
+
+
+def test_turns_abort_and_error_answer_every_prompt_once() -> None:
+    turns = PromptTurns()
+    for n in (1, 2, 3):
+        turns.submitted(f"in-{n}", n)
+    turns.taken("steer", ["in-1"], "end_turn")
+    assert turns.run_ended("aborted", ["in-2"], "end_turn") == [
+        Answer(2, "cancelled"),
+        Answer(1, "cancelled"),
+    ]
+    turns.taken("steer", ["in-3"], "end_turn")
+    assert turns.run_ended("error", [], "end_turn", "boom") == [Answer(3, None, "boom")]
+    assert turns.drain() == [] and turns.run_ended("completed", ["in-1"], "end_turn") == []
+
+
+def test_turns_bang_lines_and_drain() -> None:
+    turns = PromptTurns()
+    turns.submitted("in-1", "a")
+    turns.submitted("in-2", "b")
+    assert turns.bang_ended("in-1", interrupted=True) == [Answer("a", "cancelled")]
+    assert turns.drain() == [Answer("b", "cancelled")]
+
+
+def test_line_splitter_drops_an_overlong_line_and_reads_on() -> None:
+    splitter = LineSplitter(limit=8)
+    out = [*splitter.feed(b"short\n0123456789"), *splitter.feed(b"abc\nnext\nta"), *splitter.finish()]
+    assert out == [b"short", Overlong(10), b"next", b"ta"]
+
+
+def test_encode_line_is_always_valid_utf8_json() -> None:
+    line = encode_line({"text": "a\ud800b", "n": float("nan"), "ok": "é"})
+    assert json.loads(line) == {"text": "a?b", "n": None, "ok": "é"}
+
+
+def test_parse_message_sorts_calls_replies_and_errors() -> None:
+    assert parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m"}') == Call("m", {}, 1)
+    assert parse_message(b'{"jsonrpc":"2.0","method":"n","params":null}') == Call("n", {}, None, True)
+    assert parse_message(b'{"jsonrpc":"2.0","id":"x","result":null}') == Reply("x", None)
+    with pytest.raises(RpcError) as caught:
+        parse_message(b'{"jsonrpc":"2.0","method":"n","params":[1]}')
+    assert caught.value.code == -32602 and caught.value.notification
+    with pytest.raises(RpcError) as caught:
+        parse_message(b'{"jsonrpc":"2.0","id":true,"method":"m"}')
+    assert caught.value.code == -32600
+
+
+def test_titles_say_what_a_call_works_on() -> None:
+    assert title("bash", {"command": "npm test\nnpm run lint"}) == "bash: npm test…"
+    assert title("read", {"path": "a.py", "offset": 40}) == "read a.py (from line 40)"
+    assert title("grep", {"pattern": "TODO", "path": "src"}) == "grep TODO in src"
+    assert title("mystery", {}) == "mystery"
+
+
+def test_a_tool_result_is_fenced_only_where_it_is_verbatim_output() -> None:
+    shown = tool_result(ToolResult("c", "bash", "has ``` inside\n"))["content"][0]["content"]["text"]
+    assert shown == "````\nhas ``` inside\n````"
+    failed = tool_result(ToolResult("c", "bash", "exit 1", is_error=True), [{"type": "diff"}])
+    assert failed["status"] == "failed" and failed["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "exit 1"}}
+    ]
+
+
+def test_permission_decision_picks_the_option_or_denies() -> None:
+    assert decision({"outcome": {"outcome": "selected", "optionId": "always"}}) == "always"
+    assert decision({"outcome": {"outcome": "selected", "optionId": "maybe"}}) == "deny"
+    assert decision({"outcome": {"outcome": "cancelled"}}) == "deny"
+    assert decision(None) == "deny"
+
+
+def test_write_shows_the_file_it_replaces(tmp_path: Path) -> None:
+    from ink.frontends.acp.updates import tool_call
+
+    (tmp_path / "f.txt").write_text("old\n")
+    update = tool_call("w", "write", {"path": "f.txt", "content": "new\n"}, tmp_path)
+    assert update["content"] == [
+        {"type": "diff", "path": str(tmp_path / "f.txt"), "oldText": "old\n", "newText": "new\n"}
+    ]
+    fresh = tool_call("w", "write", {"path": "g.txt", "content": "x"}, tmp_path)
+    assert fresh["content"][0]["oldText"] is None and fresh["kind"] == "edit"
