@@ -12,6 +12,8 @@ BENCHES = {
     "sessions": "bench.sessions",
     "run-control": "bench.run_control",
     "tools": "bench.tool_concurrency",
+    "rpc": "bench.rpc_throughput",
+    "tui": "bench.tui_stream",
 }
 
 

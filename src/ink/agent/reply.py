@@ -13,6 +13,7 @@ from ink.agent.events import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
 )
+from ink.ai.assembly import GrowingBlocks
 from ink.ai.errors import BadResponse, ProviderError
 from ink.ai.messages import AssistantBlock, AssistantMessage, StopReason, TextBlock, ThinkingBlock, ToolCall
 from ink.ai.provider import ModelRequest, Provider
@@ -31,26 +32,33 @@ class _Partial:
     """The reply as far as it arrived: text and thinking in order, and only the calls that are whole."""
 
     def __init__(self) -> None:
-        self.blocks: list[AssistantBlock] = []
+        self._growing = GrowingBlocks()
         self.done: AssistantMessage | None = None
         self.started = False
 
+    @property
+    def blocks(self) -> list[AssistantBlock]:
+        return self._growing.blocks
+
     def add_text(self, text: str) -> None:
-        last = self.blocks[-1] if self.blocks else None
-        if isinstance(last, TextBlock):
-            self.blocks[-1] = TextBlock(last.text + text)
+        if isinstance(self._growing.last(), TextBlock):
+            self._growing.grow(text)
         else:
-            self.blocks.append(TextBlock(text))
+            self._growing.append(TextBlock(text))
 
     def add_thinking(self, text: str, signature: str | None) -> None:
-        last = self.blocks[-1] if self.blocks else None
-        if isinstance(last, ThinkingBlock):
-            self.blocks[-1] = ThinkingBlock(last.thinking + text, signature or last.signature)
-        else:
-            self.blocks.append(ThinkingBlock(text, signature))
+        last = self._growing.last()
+        if not isinstance(last, ThinkingBlock):
+            self._growing.append(ThinkingBlock(text, signature))
+            return
+        if signature and signature != last.signature:
+            joined = self._growing.blocks[-1]
+            assert isinstance(joined, ThinkingBlock)
+            self._growing.set(-1, ThinkingBlock(joined.thinking, signature))
+        self._growing.grow(text)
 
     def add_call(self, call: ToolCall) -> None:
-        self.blocks.append(call)
+        self._growing.append(call)
 
 
 async def stream_reply(

@@ -22,45 +22,93 @@ from ink.ai.messages import (
 )
 
 
+class GrowingBlocks:
+    """Assistant blocks in arrival order, whose last text or thinking block grows piece by piece.
+
+    A reply may stream tens of thousands of tiny pieces: joining each into a new frozen block would copy
+    the whole text every time (quadratic). Pieces are kept aside and joined into the last block only when
+    the blocks are read or another block follows.
+    """
+
+    def __init__(self) -> None:
+        self._blocks: list[AssistantBlock] = []
+        self._pending: list[str] = []  # pieces that belong to the end of the last block
+
+    @property
+    def blocks(self) -> list[AssistantBlock]:
+        """The blocks with every piece joined in (the live list: callers must not mutate it)."""
+        self._join()
+        return self._blocks
+
+    def last(self) -> AssistantBlock | None:
+        """The last block; its type is right, its text may lag behind its pending pieces."""
+        return self._blocks[-1] if self._blocks else None
+
+    def append(self, block: AssistantBlock) -> None:
+        self._join()
+        self._blocks.append(block)
+
+    def grow(self, text: str) -> None:
+        """Add ``text`` to the end of the last block, which must be a text or thinking block."""
+        self._pending.append(text)
+
+    def set(self, index: int, block: AssistantBlock) -> None:
+        self._join()
+        self._blocks[index] = block
+
+    def _join(self) -> None:
+        if not self._pending:
+            return
+        more, self._pending = "".join(self._pending), []
+        last = self._blocks[-1]
+        if isinstance(last, TextBlock):
+            self._blocks[-1] = TextBlock(last.text + more)
+        elif isinstance(last, ThinkingBlock):
+            self._blocks[-1] = ThinkingBlock(last.thinking + more, last.signature)
+
+
 class MessageBuilder:
     def __init__(self, model: str, provider: str) -> None:
         self.model = model
         self.provider = provider
-        self.blocks: list[AssistantBlock] = []
+        self._growing = GrowingBlocks()
         self.usage = Usage()
 
+    @property
+    def blocks(self) -> list[AssistantBlock]:
+        return self._growing.blocks
+
     def add_text(self, text: str) -> None:
-        last = self.blocks[-1] if self.blocks else None
-        if isinstance(last, TextBlock):
-            self.blocks[-1] = TextBlock(last.text + text)
+        if isinstance(self._growing.last(), TextBlock):
+            self._growing.grow(text)
         else:
-            self.blocks.append(TextBlock(text))
+            self._growing.append(TextBlock(text))
 
     def add_thinking(self, text: str, *, new_block: bool = False) -> None:
-        last = self.blocks[-1] if self.blocks else None
-        if isinstance(last, ThinkingBlock) and not new_block:
-            self.blocks[-1] = ThinkingBlock(last.thinking + text, last.signature)
+        if isinstance(self._growing.last(), ThinkingBlock) and not new_block:
+            self._growing.grow(text)
         else:
-            self.blocks.append(ThinkingBlock(text))
+            self._growing.append(ThinkingBlock(text))
 
     def sign_thinking(self, signature: str) -> None:
         """Attach Anthropic's signature to the latest thinking block."""
-        for i in range(len(self.blocks) - 1, -1, -1):
-            block = self.blocks[i]
+        blocks = self._growing.blocks
+        for i in range(len(blocks) - 1, -1, -1):
+            block = blocks[i]
             if isinstance(block, ThinkingBlock):
-                self.blocks[i] = ThinkingBlock(block.thinking, (block.signature or "") + signature)
+                self._growing.set(i, ThinkingBlock(block.thinking, (block.signature or "") + signature))
                 return
         raise BadResponse("a thinking signature arrived without a thinking block", provider=self.provider)
 
     def add_call(self, call: ToolCall) -> None:
-        self.blocks.append(call)
+        self._growing.append(call)
 
     @property
     def has_calls(self) -> bool:
-        return any(isinstance(b, ToolCall) for b in self.blocks)
+        return any(isinstance(b, ToolCall) for b in self._growing.blocks)
 
     def message(self, stop: StopReason, error_message: str | None = None) -> AssistantMessage:
-        blocks = tuple(b for b in self.blocks if not (isinstance(b, TextBlock) and not b.text))
+        blocks = tuple(b for b in self._growing.blocks if not (isinstance(b, TextBlock) and not b.text))
         return AssistantMessage(blocks, stop, self.model, self.provider, self.usage, error_message)
 
 

@@ -18,16 +18,39 @@ def camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # exact types that are their own JSON form
+
+
 def to_json(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    names = _field_names(cls)
+    if names is not None:
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
+        for name, key in names:
+            item = getattr(value, name)
             if item is not None:
-                out[camel(f.name)] = to_json(item)
+                out[key] = item if type(item) in _PLAIN else to_json(item)
         return out
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     return value
+
+
+_NAMES: dict[type, tuple[tuple[str, str], ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[tuple[str, str], ...] | None:
+    """(attribute, JSON key) of each field of a dataclass, worked out once per class (events are
+    converted on the hot path, one per streamed chunk). None for anything that is not a dataclass."""
+    try:
+        return _NAMES[cls]
+    except KeyError:
+        names = None
+        if dataclasses.is_dataclass(cls):
+            names = tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
+        _NAMES[cls] = names
+        return names

@@ -213,6 +213,7 @@ class RunController:
         return True
 
     def _start(self, entry: LedgerEntry) -> None:
+        self._ledger.mark_taken(entry)  # out of the queue now: not listed, edited or cancelled (R30)
         self._state = "running"
         self._idle.clear()
         self._driver = asyncio.ensure_future(self._drive(lambda: self._process(entry)))

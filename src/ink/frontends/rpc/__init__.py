@@ -1,0 +1,86 @@
+"""``ink --mode rpc``: the JSON-lines protocol on stdin/stdout (CONTRACT.md "RPC mode", docs/rpc.md).
+
+A thin adapter over the run controller, the same one under every frontend:
+    protocol.py   parse and check one command line, build responses
+    handlers.py   what each command does to the controller and the app
+    lines.py      stdin as lines, with a size limit per line
+    writer.py     ordered, batched, non-blocking output lines
+    server.py     the loop: read, dispatch, write events, signals, the end
+
+stdout carries only protocol lines: before serving, the protocol keeps a private duplicate of stdout and
+points descriptor 1 at stderr, so a stray ``print`` (ours, a library's, a child's) cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ink.frontends.rpc.server import RpcServer
+
+if TYPE_CHECKING:
+    from ink.config import Invocation, Settings
+    from ink.wiring import SessionChoice
+
+__all__ = ["RpcServer", "main", "run_rpc"]
+
+
+def main(settings: Settings, invocation: Invocation) -> int:
+    """Entry point called by the command line after the settings were checked."""
+    from ink.wiring import SessionChoice
+
+    choice = SessionChoice(invocation.continue_session, invocation.resume_id)
+    return asyncio.run(run_rpc(settings, choice))
+
+
+async def run_rpc(settings: Settings, session: SessionChoice, in_fd: int = 0, out_fd: int = 1) -> int:
+    """Build the app, claim stdout for the protocol and serve until the end. Raises ``SessionError``
+    (before anything is written) when the session asked for cannot be opened."""
+    from ink.wiring import build_app, hard_exit
+
+    server: RpcServer | None = None
+
+    def force_exit(status: int) -> None:  # R21: the second interrupt; write what is pending, then go
+        if server is not None:
+            server.writer.flush_now()
+        hard_exit(app.processes)(status)
+
+    app = build_app(settings, session=session, force_exit=force_exit)
+    server = RpcServer(app, _claim(out_fd))
+    _warm_up()
+    return await server.serve(in_fd)
+
+
+WARM_UP_MODULES = ("httpcore", "h11", "anyio", "anyio._backends._asyncio", "anyio.streams.tls")
+
+
+def _warm_up() -> None:
+    """Import what the first model call needs (httpx loads its HTTP/1.1 stack on the first request,
+    ~25 ms) in a thread while the process waits for its first command, so the first prompt does not
+    pay for it. A command that needs the modules sooner just waits for the same import lock."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in WARM_UP_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+
+    threading.Thread(target=load, name="ink-rpc-warm-up", daemon=True).start()
+
+
+def _claim(out_fd: int) -> int:
+    """A private duplicate of ``out_fd`` for the protocol; ``out_fd`` itself then points at stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(out_fd)
+    try:
+        os.dup2(2, out_fd)
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out_fd)
+        os.close(devnull)
+    return protocol_fd

@@ -1,0 +1,133 @@
+"""What each RPC command does: a thin mapping onto the run controller and the app (one core, R7-R36).
+
+``Handlers.handle(command)`` returns the response's ``data`` (None for none) or raises ``CommandFailed``
+with the reason; it never blocks and never awaits: every controller operation it calls returns at once,
+and what follows (a run, its ``run_end``) arrives as events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from ink.ai.jsonform import to_json
+from ink.ai.messages import message_to_json
+from ink.run.controller import Modes, QueueError, Submitted
+from ink.run.ledger import TakeMode
+from ink.run.permissions import Answer, UnknownRequest
+
+if TYPE_CHECKING:
+    from ink.agent.events import InputMode
+    from ink.frontends.rpc.protocol import Command
+    from ink.wiring import App
+
+Data = Mapping[str, Any] | None
+Fields = Mapping[str, str]
+
+
+class CommandFailed(Exception):
+    """The command was well formed but cannot be done now (``ok: false`` with this reason)."""
+
+
+class Handlers:
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.controller = app.controller
+        self._table: dict[str, Callable[[Fields], Data]] = {
+            "prompt": lambda f: self._submit(f["text"], "steer"),
+            "steer": lambda f: self._submit(f["text"], "steer"),
+            "follow_up": lambda f: self._submit(f["text"], "follow_up"),
+            "interrupt_with": lambda f: _submitted(self.controller.interrupt_with(f["text"])),
+            "abort": self._abort,
+            "get_state": lambda _f: self.state(),
+            "get_messages": lambda _f: self.messages(),
+            "get_queue": lambda _f: self.queue(),
+            "set_modes": self._set_modes,
+            "permission": self._permission,
+            "new_session": self._new_session,
+            "edit_queued": self._edit_queued,
+            "cancel_queued": self._cancel_queued,
+            "set_queued_mode": self._set_queued_mode,
+        }
+
+    def handle(self, command: Command) -> Data:
+        """The ``data`` of the response. Raises ``CommandFailed``; the command was checked by
+        ``parse_line``, so its fields are present and of the right type."""
+        return self._table[command.type](command.fields)
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        controller, settings = self.controller, self.app.settings
+        usage = self.app.usage
+        return {
+            "state": controller.state,
+            "queue": self.queue()["queue"],
+            "sessionId": self.app.session_id,
+            "model": controller.setup.model,
+            "provider": settings.provider,
+            "steeringMode": controller.modes.steering,
+            "followUpMode": controller.modes.follow_up,
+            "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
+            "usage": {"session": to_json(usage.session), "sessionCostUsd": usage.session_cost},
+        }
+
+    def messages(self) -> dict[str, Any]:
+        return {"messages": [message_to_json(m) for m in self.controller.history.messages]}
+
+    def queue(self) -> dict[str, Any]:
+        return {"queue": [to_json(q) for q in self.controller.queue()]}
+
+    # -- acting ------------------------------------------------------------------------------------
+
+    def _submit(self, text: str, mode: InputMode) -> Data:
+        return _submitted(self.controller.submit(text, mode))
+
+    def _abort(self, _fields: Fields) -> Data:
+        was_running = self.controller.state == "running"
+        self.controller.abort("user")
+        return {"wasRunning": was_running}
+
+    def _set_modes(self, fields: Fields) -> Data:
+        current = self.controller.modes
+        steering = cast(TakeMode, fields.get("steering", current.steering))
+        follow_up = cast(TakeMode, fields.get("followUp", current.follow_up))
+        self.controller.modes = Modes(steering, follow_up)  # R13: read at the start of each run
+        return {"steeringMode": steering, "followUpMode": follow_up}
+
+    def _permission(self, fields: Fields) -> Data:
+        try:
+            self.controller.permissions.answer(fields["requestId"], cast(Answer, fields["decision"]))
+        except UnknownRequest as exc:
+            why = "it was never asked, or it was already answered or timed out"
+            raise CommandFailed(f"{exc} ({why})") from exc
+        return None
+
+    def _new_session(self, _fields: Fields) -> Data:
+        try:
+            self.app.new_session()
+        except QueueError as exc:
+            raise CommandFailed(f"{exc}: abort the run first, or wait for its run_end") from exc
+        return {"sessionId": self.app.session_id}
+
+    def _edit_queued(self, fields: Fields) -> Data:
+        return self._queue_op(lambda: self.controller.edit_queued(fields["inputId"], fields["text"]))
+
+    def _cancel_queued(self, fields: Fields) -> Data:
+        return self._queue_op(lambda: self.controller.cancel_queued(fields["inputId"]))
+
+    def _set_queued_mode(self, fields: Fields) -> Data:
+        mode = cast("InputMode", fields["mode"])
+        return self._queue_op(lambda: self.controller.set_queued_mode(fields["inputId"], mode))
+
+    def _queue_op(self, operation: Callable[[], None]) -> Data:
+        """R32: the queue after the change; ``QueueError`` (not queued any more) becomes the reason."""
+        try:
+            operation()
+        except QueueError as exc:
+            raise CommandFailed(str(exc)) from exc
+        return self.queue()
+
+
+def _submitted(submitted: Submitted) -> Data:
+    return {"inputId": submitted.input_id, "queued": submitted.queued}
