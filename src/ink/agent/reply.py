@@ -13,9 +13,9 @@ from ink.agent.events import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
 )
-from ink.ai.assembly import GrowingBlocks
+from ink.ai.assembly import MessageBuilder
 from ink.ai.errors import BadResponse, ProviderError
-from ink.ai.messages import AssistantBlock, AssistantMessage, StopReason, TextBlock, ThinkingBlock, ToolCall
+from ink.ai.messages import AssistantMessage, StopReason
 from ink.ai.provider import ModelRequest, Provider
 from ink.ai.stream import ReplyDone, RetryScheduled, TextDelta, ThinkingDelta, ToolCallReady
 
@@ -28,37 +28,14 @@ class ReplyOutcome:
     error: ProviderError | None = None
 
 
-class _Partial:
-    """The reply as far as it arrived: text and thinking in order, and only the calls that are whole."""
+class _Partial(MessageBuilder):
+    """The reply as far as it arrived (text and thinking in order, only the calls that are whole),
+    whether ``message_start`` went out, and the provider's own message once the reply is done."""
 
-    def __init__(self) -> None:
-        self._growing = GrowingBlocks()
+    def __init__(self, model: str, provider: str) -> None:
+        super().__init__(model, provider)
         self.done: AssistantMessage | None = None
         self.started = False
-
-    @property
-    def blocks(self) -> list[AssistantBlock]:
-        return self._growing.blocks
-
-    def add_text(self, text: str) -> None:
-        if isinstance(self._growing.last(), TextBlock):
-            self._growing.grow(text)
-        else:
-            self._growing.append(TextBlock(text))
-
-    def add_thinking(self, text: str, signature: str | None) -> None:
-        last = self._growing.last()
-        if not isinstance(last, ThinkingBlock):
-            self._growing.append(ThinkingBlock(text, signature))
-            return
-        if signature and signature != last.signature:
-            joined = self._growing.blocks[-1]
-            assert isinstance(joined, ThinkingBlock)
-            self._growing.set(-1, ThinkingBlock(joined.thinking, signature))
-        self._growing.grow(text)
-
-    def add_call(self, call: ToolCall) -> None:
-        self._growing.append(call)
 
 
 async def stream_reply(
@@ -67,7 +44,7 @@ async def stream_reply(
     """Stream one reply, emitting events as chunks arrive. Never raises a ``ProviderError``: it is
     returned with whatever part of the message had arrived. On abort the stream task is cancelled, which
     closes the connection, and the partial message comes back with ``stop_reason="aborted"``."""
-    partial = _Partial()
+    partial = _Partial(request.model, provider.name)
 
     async def consume() -> None:
         async for event in provider.stream(request):
@@ -79,9 +56,11 @@ async def stream_reply(
                     partial.add_text(text)
                     emit(TextDeltaEvent(text))
                 case ThinkingDelta(text=text, signature=signature):
-                    partial.add_thinking(text, signature)
                     if text:
+                        partial.add_thinking(text)
                         emit(ThinkingDeltaEvent(text))
+                    if signature:
+                        partial.sign_thinking(signature)
                 case ToolCallReady(call=call):
                     partial.add_call(call)
                 case RetryScheduled(attempt=attempt, delay_seconds=delay, error=error):
@@ -96,11 +75,11 @@ async def stream_reply(
         error = exc
     else:
         if outcome.aborted:
-            return _cut_off(partial, "aborted", request, provider.name, None, emit)
+            return _cut_off(partial, "aborted", None, emit)
         if partial.done is None:
             error = BadResponse("the stream ended without a complete reply", provider=provider.name)
     if error is not None:
-        return _cut_off(partial, "error", request, provider.name, error, emit)
+        return _cut_off(partial, "error", error, emit)
     assert partial.done is not None
     if not partial.started:
         emit(MessageStart())
@@ -108,18 +87,9 @@ async def stream_reply(
     return ReplyOutcome(partial.done)
 
 
-def _cut_off(
-    partial: _Partial,
-    stop: StopReason,
-    request: ModelRequest,
-    provider: str,
-    error: ProviderError | None,
-    emit: Emit,
-) -> ReplyOutcome:
+def _cut_off(partial: _Partial, stop: StopReason, error: ProviderError | None, emit: Emit) -> ReplyOutcome:
     """Finish a reply that did not arrive whole; its started ``message_start`` always gets its end."""
-    message = AssistantMessage(
-        tuple(partial.blocks), stop, request.model, provider, error_message=str(error) if error else None
-    )
+    message = partial.message(stop, str(error) if error else None)
     if partial.started:
         emit(MessageEnd(message, message.usage))
     return ReplyOutcome(message if partial.blocks else None, error)
