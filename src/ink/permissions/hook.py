@@ -34,7 +34,7 @@ class Asker(Protocol):
 
     timeout_seconds: float | None
 
-    async def ask(self, call: ToolCall, signal: AbortSignal) -> Decision: ...
+    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> Decision: ...
 
 
 class PermissionHook:
@@ -64,7 +64,7 @@ class PermissionHook:
             return Refusal(f"Not executed: {verdict.what} is forbidden by {rule}. {GIVE_UP}")
         if self.asker is None:
             return self._nobody_to_ask(verdict)
-        decision = await self.asker.ask(call, signal)
+        decision = await self.asker.ask(call, signal, verdict.why)
         return self._answered(decision, verdict)
 
     def _answered(self, decision: Decision, verdict: Verdict) -> Refusal | None:

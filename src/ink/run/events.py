@@ -95,10 +95,13 @@ class BangEnd:
 
 @dataclass(frozen=True, slots=True)
 class PermissionRequest:
+    """``reason``: why the policy asks (a bash command, a write outside the workspace, ...)."""
+
     request_id: str
     tool_call_id: str
     name: str
     args: Mapping[str, Any]
+    reason: str | None = None
     source: str | None = None
     type: Literal["permission_request"] = "permission_request"
 

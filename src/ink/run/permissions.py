@@ -31,6 +31,7 @@ class OpenQuestion:
     tool_call_id: str
     name: str
     args: Mapping[str, Any]
+    reason: str = ""
 
 
 class PermissionBroker:
@@ -43,16 +44,17 @@ class PermissionBroker:
     def open_questions(self) -> list[OpenQuestion]:
         return [question for question, _ in self._open.values()]
 
-    async def ask(self, call: ToolCall, signal: AbortSignal) -> Decision:
-        """Ask the user about ``call``. Never raises for a missing answer: returns the decision."""
+    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> Decision:
+        """Ask the user about ``call`` (``reason``: why it needs asking). Never raises for a missing
+        answer: returns the decision."""
         if signal.aborted:
             return "cancelled"
         request_id = f"perm-{next(self._ids)}"
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        question = OpenQuestion(request_id, call.id, call.name, call.arguments)
+        question = OpenQuestion(request_id, call.id, call.name, call.arguments, reason)
         self._open[request_id] = (question, future)
         remove = signal.on_abort(lambda _reason: future.cancel())
-        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments))
+        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments, reason or None))
         decision: Decision
         try:
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)
