@@ -129,7 +129,8 @@ async def test_long_run_compacts_and_goes_on_inside_the_window(
     handle.close()
 
     assert result.stop_reason == "completed" and result.batches == FILES
-    assert all(r.wait_finished() == "completed" for r in fake_server.requests)  # strict mode accepted every request
+    # strict mode accepted every request
+    assert all(r.wait_finished() == "completed" for r in fake_server.requests)
     summaries = [n for kind, n in model.sizes if kind == "summary"]
     assert summaries and max(summaries) <= WINDOW
     assert max(model.turn_sizes) <= WINDOW
