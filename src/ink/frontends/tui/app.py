@@ -1,0 +1,333 @@
+"""The interactive terminal UI: a prompt_toolkit ``Application`` (not full screen) over the run controller.
+
+The UI renders events and forwards keys; the controller owns every run-control decision (queue, abort,
+restore, flush). Events only append to the view (the stream never waits for the UI); a paint loop prints
+finished blocks above the input and redraws at most ``FRAMES_PER_SECOND`` times a second. Blocks are
+written between an erase and a redraw of the app without leaving raw mode, so a key typed meanwhile is
+never echoed into the scrollback by the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.history import InMemoryHistory
+
+from ink.agent.events import InputMode
+from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.commands import is_command, run_command, shorten_home
+from ink.frontends.tui.editor import replace_text, restore_into
+from ink.frontends.tui.keys import build_key_bindings
+from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
+from ink.frontends.tui.paint import Painter
+from ink.frontends.tui.panels import (
+    QUEUE_ROWS,
+    Status,
+    live_fragments,
+    question_fragments,
+    queue_fragments,
+    status_fragments,
+)
+from ink.frontends.tui.view import EventView
+from ink.run.controller import QueueError
+from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
+from ink.run.permissions import Answer, UnknownRequest
+from ink.wiring import App
+
+log = logging.getLogger(__name__)
+
+FRAMES_PER_SECOND = 20
+TICK_SECONDS = 0.25  # elapsed times and the spinner move this often while something runs
+HINTS = {
+    "idle": "enter send · alt+enter follow-up · ctrl+j new line · /help keys and commands",
+    "running": "enter steer · alt+enter follow-up · esc interrupt · ctrl+r redirect · ↑ edit queued",
+    "aborting": "stopping the run… ctrl+c again quits at once",
+    "armed": "press ctrl+c again to quit",
+    "question": "y allow once · a always allow · n deny · ctrl+c interrupt the run",
+}
+
+
+class TuiApp:
+    """One interactive session. ``run`` returns the exit status; the caller closes ``core``."""
+
+    def __init__(self, core: App, *, clock: Callable[[], float] = time.monotonic, color: bool = True) -> None:
+        self._core = core
+        self.controller = core.controller
+        self._clock = clock
+        self._view = EventView(clock)
+        self.painter = Painter(color=color)
+        self.buffer = Buffer(multiline=True, history=InMemoryHistory())
+        self.buffer.on_text_changed += lambda _buffer: self._disarm()
+        self._dirty = asyncio.Event()
+        self._quit_armed = False
+        self._aborting = False
+        self._exited = False
+        self._unsent: list[str] = []  # input handed back after the UI closed: printed at the end
+        self.app: Application[int] = Application(
+            layout=build_layout(
+                self.buffer,
+                live=self._live,
+                question=self._question,
+                queue=self._queue,
+                status=self._status,
+                has_question=self.has_question,
+                has_queue=lambda: bool(self._view.queue),
+            ),
+            key_bindings=build_key_bindings(self),
+            style=STYLE,
+            full_screen=False,
+            erase_when_done=True,
+            mouse_support=False,
+        )
+        self.app.ttimeoutlen = 0.05  # a lone Esc is a key after 50 ms, not the start of a sequence
+        self.app.timeoutlen = 0.4  # Esc then Enter typed by hand within this is Alt+Enter
+        self._unsubscribe = self.controller.subscribe(self._on_event)
+
+    @property
+    def core(self) -> App:
+        return self._core
+
+    @property
+    def view(self) -> EventView:
+        return self._view
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def run(self, first_prompt: str | None = None, banner: list[Block] | None = None) -> int:
+        """Run until the user quits; returns 0, or the status ``quit`` was given (143 on SIGTERM)."""
+        if banner:
+            self._view.print(*banner)
+            self._dirty.set()
+        if first_prompt:
+            self.controller.submit(first_prompt)
+        painter = asyncio.ensure_future(self._paint_loop())
+        try:
+            status = await self.app.run_async(handle_sigint=True)
+        finally:
+            self._exited = True
+            painter.cancel()
+            self._flush_printed()
+        return status
+
+    def quit(self, status: int) -> None:
+        if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
+            self.app.exit(result=status)
+
+    def close(self) -> None:
+        """After ``run``: stop listening; print whatever is still pending, unsent input included (R30)."""
+        self._flush_printed()
+        self._unsubscribe()
+        if self._unsent:
+            self._write("".join(f"not sent: {text}\n" for text in self._unsent))
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _on_event(self, event: RunEvent) -> None:
+        self._view.on_event(event)
+        if isinstance(event, RunStart | BangStart):
+            self._aborting = False
+        restored = event.restored_input if isinstance(event, RunEnd | InputRestored) else ()
+        if restored:
+            texts = [r.text for r in restored]
+            if self._exited:
+                self._unsent.extend(texts)
+            else:
+                restore_into(self.buffer, texts)  # R22, R30
+        self._dirty.set()
+
+    # -- painting ---------------------------------------------------------------------------------
+
+    async def _paint_loop(self) -> None:
+        """Print finished blocks and redraw, at most FRAMES_PER_SECOND times a second; while something
+        runs, also every TICK_SECONDS for the elapsed times."""
+        frame = 1.0 / FRAMES_PER_SECOND
+        while True:
+            busy = self.controller.state == "running" or bool(self._view.tools)
+            try:
+                await asyncio.wait_for(self._dirty.wait(), TICK_SECONDS if busy else None)
+            except TimeoutError:
+                pass
+            self._dirty.clear()
+            if self.controller.state == "idle":
+                self._aborting = False
+            if self.app.is_running and self.app.output.responds_to_cpr:
+                # A cursor-position answer still on its way describes the screen before this print:
+                # it would make the app claim the wrong rows. Bounded: 1 s when the terminal never answers.
+                await self.app.renderer.wait_for_cpr_responses()
+            try:
+                self._frame()
+            except Exception:  # a drawing bug must not stop the drawing, nor the run
+                log.exception("drawing the screen failed")
+            await asyncio.sleep(frame)
+
+    def _frame(self) -> None:
+        """Print the finished blocks above the app, then redraw it under them (not while a stray print
+        is being shown: it has the terminal)."""
+        app = self.app
+        if app.is_running and getattr(app, "_running_in_terminal", False):
+            self._dirty.set()
+            return
+        blocks = self._view.take_printed()
+        if blocks and app.is_running:
+            app.renderer.erase()  # the cursor to the app's first row, the app's rows cleared
+            self._write(self.painter.paint(blocks, self._width()))
+        elif blocks:
+            self._write(self.painter.paint(blocks, self._width()))
+        app.invalidate()
+
+    def _flush_printed(self) -> None:
+        blocks = self._view.take_printed()
+        if blocks:
+            self._write(self.painter.paint(blocks, self._width()))
+
+    def _write(self, text: str) -> None:
+        output = self.app.output
+        output.write_raw(text)
+        output.flush()
+
+    def _width(self) -> int:
+        return self.app.output.get_size().columns
+
+    # -- the screen's parts -----------------------------------------------------------------------
+
+    def _live(self) -> StyleAndTextTuples:
+        """As many rows as the screen has left once everything else is drawn: the app never scrolls."""
+        size = self.app.output.get_size()
+        editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
+        queue = min(len(self._view.queue), QUEUE_ROWS) + 1 if self._view.queue else 0
+        question = _rows(self._question()) if self._view.questions else 0
+        rows = max(2, size.rows - editor - queue - question - 4)  # the rule, the status line, one spare
+        return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
+
+    def _question_rows(self) -> int:
+        return max(3, self.app.output.get_size().rows // 2)
+
+    def _question(self) -> StyleAndTextTuples:
+        questions = self._view.questions
+        if not questions:
+            return []
+        preview_rows = self._question_rows() - 2  # the title and the keys
+        fragments = question_fragments(questions[0], len(questions) - 1, self._width(), preview_rows)
+        return fragments  # type: ignore[return-value]
+
+    def _queue(self) -> StyleAndTextTuples:
+        return queue_fragments(self._view.queue, self._width())  # type: ignore[return-value]
+
+    def _status(self) -> StyleAndTextTuples:
+        state: str = self.controller.state
+        if state == "running" and self._aborting:
+            state = "aborting"
+        view, usage, settings = self._view, self._core.usage, self._core.settings
+        activity = view.activity if state != "idle" else ""
+        hint = HINTS["armed" if self._quit_armed else "question" if view.questions else state]
+        used = usage.session
+        prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
+        tokens = f"{_count(prompt)} in · {_count(used.output_tokens)} out"
+        cost = "" if usage.session_cost is None else f"${usage.session_cost:.2f}"
+        status = Status(
+            state,
+            activity,
+            self._clock() - view.activity_since,
+            settings.model,
+            shorten_home(settings.cwd),
+            tokens,
+            cost if usage.session_cost != 0 else "",
+            hint,
+        )
+        return status_fragments(status, self._width())  # type: ignore[return-value]
+
+    # -- keys (KeyActions) ------------------------------------------------------------------------
+
+    def has_question(self) -> bool:
+        return bool(self._view.questions)
+
+    def can_pull_queued(self) -> bool:
+        return self.controller.state == "running" and not self.buffer.text and bool(self.controller.queue())
+
+    def submit(self, mode: InputMode) -> None:
+        text = self.buffer.text
+        if not text.strip():
+            return
+        self.buffer.reset(append_to_history=True)
+        if is_command(text.strip()):
+            run_command(self, text.strip())
+        else:
+            self.controller.submit(text[1:] if text.startswith("//") else text, mode)
+        self._dirty.set()
+
+    def redirect(self) -> None:
+        """R24: abort the current work and run the input next, with what was done kept in the history."""
+        text = self.buffer.text
+        if not text.strip():
+            self._view.print(Block("info", "type the new instruction first, then ctrl+r"))
+        elif self.controller.state == "idle" or is_command(text.strip()):
+            self.submit("steer")
+        else:
+            self.buffer.reset(append_to_history=True)
+            self._aborting = True
+            self.controller.interrupt_with(text)
+        self._dirty.set()
+
+    def escape(self) -> None:
+        if self.controller.abort("user"):
+            self._aborting = True
+            self._dirty.set()
+
+    def interrupt_key(self) -> None:
+        """Ctrl+C: running, interrupt (a second one while it stops exits 130, R21); idle, clear the input,
+        and on an empty input ask once more before quitting."""
+        if self.controller.state == "running":
+            self._aborting = True
+            self.controller.interrupt()
+        elif self.buffer.text:
+            self.buffer.reset(append_to_history=True)
+        elif self._quit_armed:
+            self.quit(0)
+        else:
+            self._quit_armed = True
+        self._dirty.set()
+
+    def quit_key(self) -> None:
+        self.quit(0)
+
+    def pull_queued(self) -> None:
+        """R32: the last queued input comes back into the editor to be changed and sent again."""
+        queue = self.controller.queue()
+        if not queue:
+            return
+        last = queue[-1]
+        try:
+            self.controller.cancel_queued(last.input_id)
+        except QueueError:  # taken by the run in the meantime: it is no longer in the queue to edit
+            return
+        replace_text(self.buffer, last.text)
+
+    def expand(self) -> None:
+        if not self._view.expand_last():
+            self._view.print(Block("info", "nothing folded to expand"))
+        self._dirty.set()
+
+    def answer(self, answer: Answer) -> None:
+        if not self._view.questions:
+            return
+        try:
+            self.controller.permissions.answer(self._view.questions[0].request_id, answer)
+        except UnknownRequest:  # answered meanwhile (a timeout, an abort): its resolution is on its way
+            pass
+
+    def _disarm(self) -> None:
+        self._quit_armed = False
+
+
+def _rows(fragments: StyleAndTextTuples) -> int:
+    return sum(text.count("\n") for _style, text, *_rest in fragments) + 1
+
+
+def _count(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)

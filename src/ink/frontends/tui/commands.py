@@ -1,0 +1,208 @@
+"""Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
+``/compact``. Each prints what it did into the scrollback; none keeps run-control state of its own.
+
+A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.keys import KEYS
+from ink.frontends.tui.view import EventView
+from ink.run.controller import Modes, QueueError
+from ink.wiring import App, build_compactor, build_loop_setup
+
+TAKE_MODES = ("all", "one-at-a-time")
+
+
+class CommandHost(Protocol):
+    @property
+    def core(self) -> App: ...
+
+    @property
+    def view(self) -> EventView: ...
+
+    def quit(self, status: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    run: Callable[[CommandHost, str], None]
+
+
+def is_command(text: str) -> bool:
+    return text.startswith("/") and not text.startswith("//")
+
+
+def run_command(host: CommandHost, line: str) -> None:
+    """Run one ``/command args`` line. Unknown commands and bad arguments print a one-line error."""
+    name, _, args = line[1:].strip().partition(" ")
+    command = COMMANDS.get(name.lower())
+    if command is None:
+        say(host, f"unknown command /{name}: /help lists them (text starting with /: write //)", "error")
+        return
+    command.run(host, args.strip())
+
+
+def say(host: CommandHost, text: str, kind: str = "info") -> None:
+    host.view.print(Block(kind, text))  # type: ignore[arg-type]
+
+
+def help_text() -> str:
+    width = max(len(k) for k, _ in KEYS)
+    keys = [f"  {key:<{width}}  {what}" for key, what in KEYS]
+    cmds = [f"  {c.usage:<24}  {c.help}" for c in COMMANDS.values()]
+    shell = "A line starting with ! runs in the shell."
+    return "\n".join(["Keys:", *keys, "", "Commands:", *cmds, "", shell])
+
+
+def _help(host: CommandHost, args: str) -> None:
+    host.view.print(Block("output", help_text()))
+
+
+def _quit(host: CommandHost, args: str) -> None:
+    host.quit(0)
+
+
+def _model(host: CommandHost, args: str) -> None:
+    """``/model NAME``: later runs use NAME (same provider); the running one keeps its model (R13's rule:
+    a run reads its set-up once, at its start)."""
+    core = host.core
+    if not args:
+        say(host, f"model: {core.settings.model} ({core.settings.provider}); change it with /model NAME")
+        return
+    settings = dataclasses.replace(core.settings, model=args)
+    controller = core.controller
+    setup = build_loop_setup(settings, core.provider, core.tools, before_tool=controller.setup.before_tool)
+    compactor = build_compactor(settings, core.provider, setup, core.usage)
+    controller.setup = dataclasses.replace(setup, context=compactor)
+    core.compactor, core.settings = compactor, settings
+    if core.session is not None:
+        core.session.record_model_change(settings.model, settings.provider)
+    later = " from the next run on" if controller.state == "running" else ""
+    say(host, f"model: {settings.model}{later}")
+
+
+def _modes(host: CommandHost, args: str) -> None:
+    """``/modes [steer M] [follow-up M]``, M one of all, one-at-a-time (R13: read at each run's start)."""
+    controller = host.core.controller
+    words = args.split()
+    steering, follow_up = controller.modes.steering, controller.modes.follow_up
+    while words:
+        which, value = words[0], words[1] if len(words) > 1 else ""
+        if which not in ("steer", "follow-up") or value not in TAKE_MODES:
+            say(host, "usage: /modes [steer all|one-at-a-time] [follow-up all|one-at-a-time]", "error")
+            return
+        if which == "steer":
+            steering = value  # type: ignore[assignment]
+        else:
+            follow_up = value  # type: ignore[assignment]
+        words = words[2:]
+    controller.modes = Modes(steering, follow_up)
+    say(host, f"steer: {steering} · follow-up: {follow_up} (entries one take removes; from the next run on)")
+
+
+def _clear(host: CommandHost, args: str) -> None:
+    try:
+        host.core.new_session()
+    except QueueError:
+        say(host, "/clear works while idle: interrupt the run first (Esc)", "error")
+        return
+    session = host.core.session
+    say(host, "── new conversation" + (f" · session {session.id[:8]}" if session is not None else "") + " ──")
+
+
+def _sessions(host: CommandHost, args: str) -> None:
+    from ink.frontends.sessions import format_line
+
+    core = host.core
+    if core.sessions is None:
+        say(host, "sessions are off (--no-session)")
+        return
+    found = core.sessions.sessions(core.settings.cwd)
+    if not found:
+        say(host, f"no sessions in {core.settings.cwd} yet")
+        return
+    current = core.session_id
+    lines = [("* " if info.id == current else "  ") + format_line(info) for info in found]
+    lines += ["", "resume one with /resume ID (a prefix is enough)"]
+    host.view.print(Block("output", "\n".join(lines)))
+
+
+def _resume(host: CommandHost, args: str) -> None:
+    from ink.store import SessionError
+
+    core = host.core
+    if not args:
+        _sessions(host, "")
+        return
+    if core.sessions is None:
+        say(host, "sessions are off (--no-session)", "error")
+        return
+    if core.controller.state != "idle":
+        say(host, "/resume works while idle: interrupt the run first (Esc)", "error")
+        return
+    try:
+        info = core.sessions.resolve(core.settings.cwd, args)
+        if info.id == core.session_id:
+            say(host, f"already in session {info.id[:8]}")
+            return
+        core.resume_session(info)
+    except SessionError as exc:
+        say(host, str(exc), "error")
+        return
+    say(host, f"── resumed session {info.id[:8]} · {info.message_count} messages ──")
+    host.view.print(*replay_tail(core))
+
+
+def replay_tail(core: App, keep: int = 2) -> list[Block]:
+    """The last ``keep`` prompts of a resumed history and the replies after them, to show where it was."""
+    from ink.ai.messages import AssistantMessage, UserMessage
+
+    messages = core.controller.history.messages
+    prompts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage) and m.kind == "prompt"]
+    start = prompts[-keep] if len(prompts) >= keep else 0
+    blocks: list[Block] = []
+    for message in messages[start:]:
+        if isinstance(message, UserMessage):
+            blocks.append(Block("user" if message.kind == "prompt" else "info", message.text))
+        elif isinstance(message, AssistantMessage) and message.text.strip():
+            blocks.append(Block("markdown", message.text))
+    return blocks
+
+
+def _compact(host: CommandHost, args: str) -> None:
+    if not host.core.compact(args):
+        say(host, "a run is going on: the history is compacted by itself when it must; /compact when idle")
+        return
+    say(host, "compacting the history…")
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("help", "/help", "keys and commands", _help),
+        Command("model", "/model [NAME]", "show or switch the model (same provider)", _model),
+        Command("modes", "/modes [steer M] [follow-up M]", "queued entries one take removes", _modes),
+        Command("clear", "/clear", "start a new conversation (and session)", _clear),
+        Command("sessions", "/sessions", "list the sessions of this directory", _sessions),
+        Command("resume", "/resume ID", "continue another session of this directory", _resume),
+        Command("compact", "/compact [INSTRUCTIONS]", "summarise the older history now", _compact),
+        Command("quit", "/quit", "leave ink (also /exit)", _quit),
+        Command("exit", "/exit", "leave ink", _quit),
+    )
+}
+
+
+def shorten_home(path: str | Path) -> str:
+    text, home = str(path), str(Path.home())
+    return "~" + text[len(home) :] if home != "/" and (text == home or text.startswith(home + "/")) else text

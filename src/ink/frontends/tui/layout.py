@@ -1,0 +1,89 @@
+"""The screen below the scrollback: live area, permission question, queue panel, rule, input, status.
+
+Not full screen: prompt_toolkit draws these few rows under the last printed line, and the terminal keeps
+its own scrollback above them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.styles import Style
+
+INPUT_ROWS = 8  # the editor grows to this many rows, then scrolls
+
+STYLE = Style.from_dict(
+    {
+        "thinking": "italic #8a8a8a",
+        "tool.mark": "ansicyan",
+        "tool.state": "#8a8a8a",
+        "queue.title": "#8a8a8a",
+        "queue.steer": "ansicyan",
+        "queue.follow_up": "ansimagenta",
+        "question.title": "bold ansiyellow",
+        "question.key": "reverse bold",
+        "question.command": "bold",
+        "diff.add": "ansigreen",
+        "diff.del": "ansired",
+        "diff.hunk": "ansicyan",
+        "diff.file": "bold",
+        "status.idle": "#8a8a8a",
+        "status.running": "bold ansigreen",
+        "status.aborting": "bold ansiyellow",
+        "status.info": "#8a8a8a",
+        "hint": "#6c6c6c",
+        "rule": "#4e4e4e",
+        "prompt": "bold ansicyan",
+    }
+)
+
+Fragments = Callable[[], StyleAndTextTuples]
+
+
+def build_layout(
+    buffer: Buffer,
+    *,
+    live: Fragments,
+    question: Fragments,
+    queue: Fragments,
+    status: Fragments,
+    has_question: Callable[[], bool],
+    has_queue: Callable[[], bool],
+) -> Layout:
+    def prefix(line: int, wrap: int) -> StyleAndTextTuples:
+        return [("class:prompt", "› " if line == 0 and wrap == 0 else "  ")]
+
+    editor = Window(
+        BufferControl(buffer),
+        height=Dimension(min=1, max=INPUT_ROWS),
+        wrap_lines=True,
+        get_line_prefix=prefix,
+        dont_extend_height=True,
+    )
+    return Layout(
+        HSplit(
+            [
+                _panel(live),
+                ConditionalContainer(_panel(question), filter=Condition(has_question)),
+                ConditionalContainer(_panel(queue), filter=Condition(has_queue)),
+                Window(height=1, char="─", style="class:rule"),
+                editor,
+                _panel(status),
+            ]
+        ),
+        focused_element=editor,
+    )
+
+
+def _panel(fragments: Fragments) -> Window:
+    return Window(
+        FormattedTextControl(fragments, focusable=False, show_cursor=False),
+        dont_extend_height=True,
+        wrap_lines=False,
+    )

@@ -1,0 +1,115 @@
+"""Blocks into terminal text, with rich: markdown (code highlighted) once per finished block (issue 4).
+
+Each block is rendered exactly once, when it is printed into the scrollback; nothing here is redrawn.
+Text is always handed to rich as ``Text`` (never markup), so brackets in a model's reply stay brackets.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from ink.frontends.tui.blocks import Block, sanitize
+
+CODE_THEME = "monokai"
+_PADDING = re.compile(r" +\n")  # rich pads lines to the width with plain spaces: useless bytes
+KIND_STYLES = {
+    "thinking": "dim italic",
+    "user": "bold",
+    "bang": "bold",
+    "info": "dim",
+    "warning": "yellow",
+    "error": "bold red",
+    "interrupted": "bold yellow",
+}
+TONE_STYLES = {"ok": "green", "error": "red", "interrupted": "yellow", "dim": "dim"}
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+GROUPS = {"markdown": "reply", "thinking": "reply", "user": "user", "tool": "tool", "output": "tool"}
+GROUPS |= {"diff": "tool", "bang": "tool"}  # the rest are notes
+
+
+class Painter:
+    """Renders blocks at a given width. ``color=False`` gives plain text (tests, dumb terminals)."""
+
+    def __init__(self, *, color: bool = True) -> None:
+        self._last: Block | None = None
+        self._console = Console(
+            file=io.StringIO(),
+            force_terminal=color,
+            no_color=not color,
+            highlight=False,
+            emoji=False,
+            width=80,
+            legacy_windows=False,
+        )
+
+    def paint(self, blocks: Iterable[Block], width: int) -> str:
+        console = self._console
+        console.width = max(20, width)
+        with console.capture() as capture:
+            for block in blocks:
+                if self._gap_before(block):
+                    console.line()
+                console.print(self._renderable(block), crop=False)
+                self._last = block
+        return _PADDING.sub("\n", capture.get())
+
+    def _gap_before(self, block: Block) -> bool:
+        """A blank line between paragraphs of a reply, and where the kind of content changes."""
+        last = self._last
+        if last is None:
+            return False
+        if block.kind == "markdown" and last.kind == "markdown":
+            return True
+        return GROUPS.get(block.kind, "note") != GROUPS.get(last.kind, "note")
+
+    def _renderable(self, block: Block) -> Markdown | Text:
+        text = sanitize(block.text)  # whatever made the block, no escape sequence reaches the terminal
+        if block.kind == "markdown":
+            return Markdown(text, code_theme=CODE_THEME, hyperlinks=False)
+        if block.kind == "diff":
+            return diff_text(text)
+        if block.kind == "user":
+            return _user(text)
+        if block.kind == "tool":
+            return _tool_line(text, block.tone)
+        if block.kind == "output":
+            return _indented(text, TONE_STYLES.get(block.tone, ""))
+        return Text(text, style=TONE_STYLES.get(block.tone) or KIND_STYLES.get(block.kind, ""))
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff with added lines green, removed red, hunk headers cyan."""
+    text = Text()
+    for line in diff.split("\n"):
+        style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "dim")
+        text.append("  " + line + "\n", style=style)
+    text.rstrip()
+    return text
+
+
+def _user(text: str) -> Text:
+    out = Text()
+    for i, line in enumerate(text.split("\n")):
+        out.append(("› " if i == 0 else "  ") + line + "\n", style="bold")
+    out.rstrip()
+    return out
+
+
+def _tool_line(text: str, tone: str) -> Text:
+    """``✓ bash ls · 0.3s``: the mark in the tone's colour, the tool's name bold; all red on an error."""
+    mark, _, rest = text.partition(" ")
+    line = Text(mark + " ", style=TONE_STYLES.get(tone, ""))
+    name, _, detail = rest.partition(" ")
+    line.append(name, style="bold red" if tone == "error" else "bold")
+    line.append(" " + detail if detail else "", style="red" if tone == "error" else "")
+    return line
+
+
+def _indented(text: str, style: str) -> Text:
+    return Text("\n".join("  " + line for line in text.split("\n")), style=style)

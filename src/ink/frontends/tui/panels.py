@@ -1,0 +1,206 @@
+"""The parts of the screen below the scrollback, as prompt_toolkit fragments: the live area (the
+unfinished block raw, thinking, running tools), the permission question, the queue panel, the status line.
+
+Pure functions of the view's state, the width and the time: redrawn at most ~20 times a second, each
+bounded by the screen size, never by the length of the reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prompt_toolkit.utils import get_cwidth
+
+from ink.frontends.tui.blocks import Block, sanitize
+from ink.frontends.tui.toolview import preview
+from ink.frontends.tui.view import ActiveTool, EventView
+from ink.run.events import PermissionRequest, QueuedInput
+
+Fragments = list[tuple[str, str]]
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+THINKING_ROWS = 3
+QUEUE_ROWS = 6
+MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
+DIFF_CLASSES = (
+    ("+++", "diff.file"),
+    ("---", "diff.file"),
+    ("@@", "diff.hunk"),
+    ("+", "diff.add"),
+    ("-", "diff.del"),
+)
+
+
+def wrap_tail(lines: Sequence[str], width: int, max_rows: int) -> list[str]:
+    """The last ``max_rows`` screen rows of ``lines`` wrapped at ``width`` columns."""
+    width = max(1, width)
+    rows: list[str] = []
+    for line in reversed(lines):
+        wrapped = _wrap_tail(line.replace("\t", "    "), width, max_rows - len(rows))
+        rows[:0] = wrapped
+        if len(rows) >= max_rows:
+            break
+    return rows
+
+
+def _wrap_tail(line: str, width: int, keep: int) -> list[str]:
+    """The last ``keep`` rows of ``line`` wrapped: a long ASCII line is cut without wrapping all of it."""
+    if line.isascii():
+        total = max(1, -(-len(line) // width))
+        start = max(0, total - keep) * width
+        return [line[i : i + width] for i in range(start, len(line), width)] or [""]
+    return _wrap(line, width)[-keep:]
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    if not line:
+        return [""]
+    if line.isascii():
+        return [line[i : i + width] for i in range(0, len(line), width)]
+    rows: list[str] = []
+    row: list[str] = []
+    used = 0
+    for char in line:
+        w = get_cwidth(char)
+        if used + w > width:
+            rows.append("".join(row))
+            row, used = [], 0
+        row.append(char)
+        used += w
+    rows.append("".join(row))
+    return rows
+
+
+def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fragments:
+    """Thinking (dim), the unfinished text block (raw), then one line per active tool."""
+    tools = list(view.tools.values())[-max(1, max_rows // 2) :]
+    asking = {q.tool_call_id for q in view.questions}
+    room = max(1, max_rows - len(tools))
+    out: Fragments = []
+    thinking = wrap_tail([sanitize(t) for t in view.thinking_tail(THINKING_ROWS)], width, THINKING_ROWS)
+    for row in thinking[-room:]:
+        out.append(("class:thinking", row + "\n"))
+    room -= len(thinking)
+    if room > 0:
+        for row in wrap_tail([sanitize(t) for t in view.text.live_lines(room)], width, room):
+            out.append(("class:live", row + "\n"))
+    for tool in tools:
+        out.extend(_tool_line(tool, width, now, tool.call_id in asking))
+    if out and out[-1][1].endswith("\n"):
+        out[-1] = (out[-1][0], out[-1][1][:-1])
+    return out
+
+
+def _tool_line(tool: ActiveTool, width: int, now: float, asking: bool) -> Fragments:
+    elapsed = max(0.0, now - tool.since)
+    if asking:
+        mark, state = "?", "waiting for your answer"
+    elif tool.status == "queued":
+        mark, state = "◦", "queued"
+    elif tool.status == "cancelling":
+        mark, state = "⏹", f"stopping · waiting up to {tool.grace:g}s · {elapsed:.0f}s"
+    else:
+        mark, state = SPINNER[int(now * 10) % len(SPINNER)], f"running {elapsed:.1f}s"
+    summary = tool.summary
+    room = width - len(state) - 6
+    if len(summary) > room > 0:
+        summary = summary[: room - 1] + "…"
+    return [("class:tool.mark", f"{mark} "), ("class:tool", summary), ("class:tool.state", f" · {state}\n")]
+
+
+def queue_fragments(queue: Sequence[QueuedInput], width: int, max_rows: int = QUEUE_ROWS) -> Fragments:
+    """One line per queued input with its mode (R8, R32); the newest ``max_rows`` when there are more."""
+    if not queue:
+        return []
+    out: Fragments = [("class:queue.title", f"queued ({len(queue)}) · ↑ on an empty input edits the last\n")]
+    if len(queue) > max_rows:
+        out.append(("class:queue.title", f"  … {len(queue) - max_rows + 1} earlier\n"))
+        queue = queue[-(max_rows - 1) :]
+    for entry in queue:
+        label = "!shell" if entry.text.lstrip().startswith("!") else MODE_LABELS[entry.mode]
+        first = sanitize(entry.text.strip().split("\n", 1)[0])
+        more = " …" if "\n" in entry.text.strip() else ""
+        text = first + more
+        room = width - 14
+        if len(text) > room > 0:
+            text = text[: room - 1] + "…"
+        out.append((f"class:queue.{entry.mode}", f"  {label:<10}"))
+        out.append(("class:queue.text", f" {text}\n"))
+    out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
+    return out
+
+
+def question_fragments(question: PermissionRequest, waiting: int, width: int, max_rows: int) -> Fragments:
+    """The inline permission prompt (issue 7): what the tool wants to do (at most ``max_rows`` rows of
+    it) and the answer keys."""
+    more = f" (+{waiting} more waiting)" if waiting else ""
+    out: Fragments = [("class:question.title", f"allow {question.name}?{more}")]
+    if question.reason:
+        out.append(("class:hint", f"  {sanitize(question.reason)}"))
+    out.append(("", "\n"))
+    shown = _preview_fragments(preview(question.name, question.args, max_rows), width)
+    if len(shown) > max_rows:  # long lines wrapped into more rows than there is room for
+        shown = [*shown[: max_rows - 1], ("class:hint", "  …")]
+    out.extend(shown)
+    out.append(("", "\n"))
+    for key, label in (("y", "allow once"), ("a", "always allow"), ("n", "deny")):
+        out.append(("class:question.key", f" {key} "))
+        out.append(("class:question.label", f" {label}   "))
+    out.append(("class:hint", "esc denies · ctrl+c interrupts the run"))
+    return out
+
+
+def _preview_fragments(block: Block, width: int) -> Fragments:
+    out: Fragments = []
+    for line in block.text.split("\n"):
+        style = "class:question.command" if block.kind == "bang" else "class:question.text"
+        if block.kind == "diff":
+            style = next((f"class:{c}" for p, c in DIFF_CLASSES if line.startswith(p)), style)
+        for row in _wrap(line, max(1, width - 2)):
+            out.append((style, f"  {row}\n"))
+    if out:
+        out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    state: str  # "idle", "running", "aborting"
+    activity: str
+    activity_seconds: float
+    model: str
+    cwd: str
+    tokens: str
+    cost: str
+    hint: str
+
+
+def _fit_right(status: Status, room: int) -> str:
+    """Model, cwd, tokens and cost; a long cwd is shortened from the left, then dropped."""
+    cwd = status.cwd
+    for _ in range(3):
+        right = " · ".join(x for x in (status.model, cwd, status.tokens, status.cost) if x)
+        if get_cwidth(right) <= room:
+            return right
+        parts = cwd.split("/")
+        cwd = "…/" + "/".join(parts[-2:]) if len(parts) > 3 and not cwd.startswith("…") else ""
+    return right[: max(0, room)]
+
+
+def status_fragments(status: Status, width: int) -> Fragments:
+    """``● running · writing 3s`` on the left; model, cwd, tokens and cost on the right; keys below."""
+    marks = {"idle": ("class:status.idle", "○ idle"), "aborting": ("class:status.aborting", "◌ aborting")}
+    style, state = marks.get(status.state, ("class:status.running", "● running"))
+    left = state
+    if status.activity:
+        left += f" · {status.activity}"
+        if status.activity_seconds >= 1:
+            left += f" {status.activity_seconds:.0f}s"
+    right = _fit_right(status, width - get_cwidth(left) - 2)
+    gap = max(1, width - get_cwidth(left) - get_cwidth(right) - 1)
+    return [
+        (style, left),
+        ("", " " * gap),
+        ("class:status.info", right + "\n"),
+        ("class:hint", status.hint[: max(0, width - 1)]),
+    ]

@@ -1,0 +1,114 @@
+"""Starting and ending the UI: the terminal check, the session, signals, logging, the forced exit.
+
+Exit statuses: 0 when the user quits, 2 when stdin or stdout is not a terminal, 130 when a second
+interrupt arrives while an abort is still settling (R21), 143 on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import termios
+from collections.abc import Iterator
+from typing import Any
+
+from ink.config import Invocation, Settings
+from ink.frontends.tui.blocks import Block
+from ink.wiring import App, SessionChoice, build_app, hard_exit
+
+EXIT_USAGE, EXIT_FORCED, EXIT_TERMINATED = 2, 130, 143
+# Undo what the UI set on the terminal: bracketed paste, hidden cursor, colours.
+TERMINAL_RESET = b"\x1b[?2004l\x1b[?25h\x1b[0m\r\n"
+
+
+def run_tui(settings: Settings, invocation: Invocation) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            'ink: the interactive UI needs a terminal; for pipes and scripts use ink -p "task" or --mode rpc',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    choice = SessionChoice(invocation.continue_session, invocation.resume_id)
+    return asyncio.run(_serve(settings, invocation.prompt, choice))
+
+
+async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) -> int:
+    """Build the app, run the UI, then close everything (aborting a run that still goes on)."""
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    from ink.frontends.tui.app import TuiApp
+
+    saved = _terminal_modes()
+
+    def force_exit(status: int) -> None:  # R21: the second interrupt; no more waiting for the abort
+        _restore_terminal(saved)
+        os.write(2, b"ink: quit without waiting for the interrupted run to stop\n")
+        hard_exit(core.processes)(status)
+
+    core = build_app(settings, session=choice, force_exit=force_exit)
+    tui = TuiApp(core)
+    loop = asyncio.get_running_loop()
+    try:
+        with patch_stdout(raw=True), _logs_to_proxy():
+            loop.add_signal_handler(signal.SIGTERM, tui.quit, EXIT_TERMINATED)
+            status = await tui.run(prompt, banner=_banner(core, choice))
+    finally:
+        # The UI is gone: Ctrl+C now comes as SIGINT while a run is being stopped.
+        loop.add_signal_handler(signal.SIGINT, core.controller.interrupt)
+        try:
+            await core.aclose()
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
+            tui.close()
+    return status
+
+
+def _banner(core: App, choice: SessionChoice) -> list[Block]:
+    from ink import __version__
+    from ink.frontends.tui.commands import replay_tail, shorten_home
+
+    settings = core.settings
+    where = shorten_home(settings.cwd)
+    head = f"ink {__version__} · {settings.model} · {where} · /help for keys and commands"
+    blocks = [Block("info", head)]
+    if core.session is not None and core.session.loaded is not None:
+        count = len(core.controller.history.messages)
+        blocks.append(Block("info", f"── resumed session {core.session.id[:8]} · {count} messages ──"))
+        blocks.extend(replay_tail(core))
+    return blocks
+
+
+@contextlib.contextmanager
+def _logs_to_proxy() -> Iterator[None]:
+    """Log lines go through the stdout proxy while the UI runs, so they print above it, not into it."""
+    moved = []
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.__stderr__, sys.__stdout__):
+            moved.append((handler, handler.setStream(sys.stderr)))
+    try:
+        yield
+    finally:
+        for handler, stream in moved:
+            handler.setStream(stream)
+
+
+def _terminal_modes() -> list[Any] | None:
+    try:
+        return termios.tcgetattr(sys.stdin.fileno())
+    except (termios.error, OSError, ValueError):
+        return None
+
+
+def _restore_terminal(saved: list[Any] | None) -> None:
+    """Best effort, for an exit that skips prompt_toolkit's own clean-up: cooked mode, cursor shown."""
+    try:
+        if saved is not None:
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
+        os.write(sys.__stdout__.fileno() if sys.__stdout__ is not None else 1, TERMINAL_RESET)
+    except (termios.error, OSError, ValueError):
+        pass
