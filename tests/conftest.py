@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +15,13 @@ def fake_server() -> Iterator[FakeModelServer]:
     """A started fake model server (strict mode on), stopped after the test."""
     with FakeModelServer() as server:
         yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The working folder of the ink under test (``tmp_path/proj``), holding ``notes.txt``. Suites that
+    need another one define their own."""
+    work = tmp_path / "proj"
+    work.mkdir()
+    (work / "notes.txt").write_text("the secret is 42\n")
+    return work

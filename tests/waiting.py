@@ -9,6 +9,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+
+def wait_for_file(path: Path, timeout: float = 20.0) -> str:
+    """The text of a marker file a scripted command writes, once it is there and not blank. Raises
+    ``TimeoutError``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.01)
+    raise TimeoutError(f"{path} never appeared")
 
 
 async def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:

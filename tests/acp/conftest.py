@@ -1,4 +1,5 @@
-"""Fixtures of the ACP suite: a project folder and ``ink acp`` against the fake model server."""
+"""Fixtures of the ACP suite: ``ink acp`` against the fake model server, in the root conftest's ``project``
+folder."""
 
 from __future__ import annotations
 
@@ -9,39 +10,17 @@ from typing import Any
 import pytest
 
 from tests.acp.client import AcpClient
-from tests.cli.inkproc import ink_env
 from tests.fakeserver import FakeModelServer
+from tests.jsonl_client import started_clients
 
 StartAcp = Callable[..., AcpClient]
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    work = tmp_path / "proj"
-    work.mkdir()
-    (work / "notes.txt").write_text("the secret is 42\n")
-    return work
-
-
-def acp_args(server: FakeModelServer, protocol: str, *more: str) -> list[str]:
-    return ["--provider", protocol, "--base-url", server.base_url(protocol), "--api-key", "k", *more]
-
-
-@pytest.fixture
 def start_acp(fake_server: FakeModelServer, project: Path, tmp_path: Path) -> Iterator[StartAcp]:
-    """``start_acp(*flags, protocol="openai")``: a running ``ink acp``; at the end of the test it is
-    stopped (end of input, then SIGKILL if it hangs) and its stdout must have held protocol lines only."""
-    started: list[AcpClient] = []
-
-    def start(*flags: str, protocol: str = "openai", env: dict[str, str] | None = None) -> AcpClient:
-        client = AcpClient.start(acp_args(fake_server, protocol, *flags), env or ink_env(tmp_path), project)
-        started.append(client)
-        return client
-
-    yield start
-    for client in started:
-        client.__exit__()
-        assert client.violations == [], f"non-protocol lines on stdout: {client.violations[:3]}"
+    """``start_acp(*flags, protocol="openai", env=None)``: a running ``ink acp``; at the end of the test it
+    is stopped (end of input, then SIGKILL if it hangs) and its stdout must have held protocol lines only."""
+    yield from started_clients(AcpClient, fake_server, project, tmp_path)
 
 
 def open_session(ink: AcpClient, cwd: Path) -> str:

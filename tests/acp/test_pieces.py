@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from ink.ai.messages import ToolResult
-from ink.frontends.acp.jsonrpc import Call, Reply, RpcError, parse_message
+from ink.frontends.acp.jsonrpc import Call, Reply, RpcError, encode_message, parse_message
 from ink.frontends.acp.prompt import InvalidPrompt, prompt_text
 from ink.frontends.acp.session import decision
 from ink.frontends.acp.turns import Answer, PromptTurns
 from ink.frontends.acp.updates import title, tool_result
-from ink.frontends.acp.wire import LineSplitter, Overlong, encode_line
+from ink.frontends.stdio import LineSplitter, Overlong
 
 
 def test_prompt_text_joins_text_and_links_in_place() -> None:
@@ -85,11 +85,11 @@ def test_turns_bang_lines_and_drain() -> None:
 def test_line_splitter_drops_an_overlong_line_and_reads_on() -> None:
     splitter = LineSplitter(limit=8)
     out = [*splitter.feed(b"short\n0123456789"), *splitter.feed(b"abc\nnext\nta"), *splitter.finish()]
-    assert out == [b"short", Overlong(10), b"next", b"ta"]
+    assert out == [b"short", Overlong(10, b"0123456789"), b"next", b"ta"]
 
 
-def test_encode_line_is_always_valid_utf8_json() -> None:
-    line = encode_line({"text": "a\ud800b", "n": float("nan"), "ok": "é"})
+def test_encode_message_is_always_valid_utf8_json() -> None:
+    line = encode_message({"text": "a\ud800b", "n": float("nan"), "ok": "é"})
     assert json.loads(line) == {"text": "a?b", "n": None, "ok": "é"}
 
 

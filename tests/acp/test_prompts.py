@@ -33,7 +33,7 @@ def test_a_prompt_streams_message_chunks_then_ends_the_turn(
         ("agent_message_chunk", "Hello "),
         ("agent_message_chunk", "there"),
     ]
-    assert all(m.get("method") != "session/update" for m in ink.messages[at + 1 :])  # R1: nothing after
+    assert all(m.get("method") != "session/update" for m in ink.lines[at + 1 :])  # R1: nothing after
     assert fake_server.user_texts() == [["hi"]]
 
 
@@ -133,7 +133,7 @@ def test_a_prompt_while_running_is_queued_as_a_follow_up_and_each_prompt_is_answ
     first_at, first_answer = ink.wait_response_at(first)
     second_at, second_answer = ink.wait_response_at(second)
     assert first_answer["result"] == second_answer["result"] == {"stopReason": "end_turn"}
-    second_chunk_at, _ = ink.wait_for(
+    second_chunk_at, _ = ink.wait_line(
         lambda m: (
             m.get("method") == "session/update"
             and m["params"]["update"].get("content", {}).get("text") == "second answer"

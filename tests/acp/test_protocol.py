@@ -45,13 +45,13 @@ def test_garbage_lines_get_errors_and_valid_requests_still_work(
     for line, code in bad_lines:
         mark = ink.mark()
         ink.send_raw(line + b"\n")
-        _, answer = ink.wait_for(lambda m: "error" in m, after=mark)
+        _, answer = ink.wait_line(lambda m: "error" in m, after=mark)
         assert answer["id"] is None and answer["error"]["code"] == code, (line, answer)
     ink.send_raw(b"\n   \n")  # blank lines are no messages: no answer
     session = open_session(ink, project)
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))
     assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
-    assert len([m for m in ink.messages if "error" in m]) == len(bad_lines)
+    assert len([m for m in ink.lines if "error" in m]) == len(bad_lines)
 
 
 def test_errors_carry_the_request_id_and_the_standard_code(start_acp: StartAcp, project: Path) -> None:
@@ -97,7 +97,7 @@ def test_notifications_never_get_an_answer_even_when_they_fail(
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))
     at, answer = ink.wait_response_at(prompt)
     assert answer["result"] == {"stopReason": "end_turn"}
-    assert [m for m in ink.messages[mark:at] if "method" not in m] == []  # nothing answered the three
+    assert [m for m in ink.lines[mark:at] if "method" not in m] == []  # nothing answered the three
 
 
 def test_cancel_sent_as_a_request_is_answered_with_null(start_acp: StartAcp, project: Path) -> None:

@@ -30,7 +30,7 @@ def test_session_load_replays_the_history_then_goes_on_with_it(
     at, answer = ink.wait_response_at(load)
     assert answer["result"] == {}
     replayed = ink.updates(session)
-    assert len([m for m in ink.messages[:at] if m.get("method") == "session/update"]) == len(replayed)
+    assert len([m for m in ink.lines[:at] if m.get("method") == "session/update"]) == len(replayed)
     assert [(u["sessionUpdate"], u.get("toolCallId") or u["content"]["text"]) for u in replayed] == [
         ("user_message_chunk", "what is the secret?"),
         ("agent_message_chunk", "Reading."),

@@ -9,26 +9,18 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from tests.cli.inkproc import ink_env, one_line_error, run_ink, start_ink
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, call, say, text
+from tests.processes import gone
+from tests.waiting import wait_for_file
 
 PROTOCOLS = ["openai", "anthropic"]
 YOLO = ("--permission-mode", "yolo")  # these tests are about signals, not questions (tests/permissions)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    work = tmp_path / "proj"
-    work.mkdir()
-    (work / "notes.txt").write_text("the secret is 42\n")
-    return work
 
 
 def ink_args(server: FakeModelServer, protocol: str, *more: str) -> list[str]:
@@ -176,23 +168,6 @@ def test_sigint_during_a_stream_closes_it_and_exits_130(
     assert err.strip() == "ink: interrupted" and "Traceback" not in err
     assert fake_server.requests[0].wait_finished() == "client_left"  # R17: the stream was closed
     assert len(fake_server.requests) == 1
-
-
-def wait_for_file(path: Path, timeout: float = 20.0) -> str:
-    """Wait for a marker file a scripted command writes (condition polling, not a hoping sleep)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        time.sleep(0.01)
-    raise TimeoutError(f"{path} never appeared")
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def test_sigint_during_a_tool_kills_its_process_tree(

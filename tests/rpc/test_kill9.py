@@ -16,9 +16,10 @@ import pytest
 
 from tests.cli.inkproc import ink_env, run_ink
 from tests.fakeserver import FakeModelServer, Gate, Reply, call, say, text
+from tests.jsonl_client import provider_args
+from tests.processes import kill_tree
 from tests.rpc.client import RpcClient
-from tests.rpc.conftest import rpc_args
-from tests.rpc.helpers import kill_tree, wait_for_file
+from tests.waiting import wait_for_file
 
 PROTOCOLS = ["openai", "anthropic"]
 YOLO = ("--permission-mode", "yolo")
@@ -70,7 +71,7 @@ MOMENTS: dict[str, Callable[[FakeModelServer, RpcClient, Path], None]] = {
 def test_continue_after_kill_9_loads_a_history_the_strict_server_accepts(
     fake_server: FakeModelServer, project: Path, tmp_path: Path, protocol: str, moment: str
 ) -> None:
-    args, env = rpc_args(fake_server, protocol, *YOLO), ink_env(tmp_path)
+    args, env = provider_args(fake_server, protocol, *YOLO), ink_env(tmp_path)
     with RpcClient.start(args, env, project) as first:
         session_id = first.ok("get_state")["sessionId"]
         MOMENTS[moment](fake_server, first, project)
@@ -106,7 +107,7 @@ def test_print_mode_continues_after_kill_9_too(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
     env = ink_env(tmp_path)
-    with RpcClient.start(rpc_args(fake_server, "anthropic", *YOLO), env, project) as first:
+    with RpcClient.start(provider_args(fake_server, "anthropic", *YOLO), env, project) as first:
         killed_during_a_tool(fake_server, first, project)
     fake_server.clear_script()
     fake_server.script(say("resumed in print mode"))

@@ -1,5 +1,6 @@
-"""The pure parts of the RPC frontend: splitting stdin into lines under a size limit, and checking one
-command line. (The protocol as a whole is tested through the real process in the other files.)"""
+"""The pure parts of the RPC frontend: splitting stdin into lines under a size limit (the shared stdio
+plumbing, at the RPC's settings), checking one command line, encoding one output line. (The protocol as a
+whole is tested through the real process in the other files.)"""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ink.frontends.rpc.lines import LineSplitter, Overlong
 from ink.frontends.rpc.protocol import Command, Rejection, overlong_rejection, parse_line
-from ink.frontends.rpc.writer import encode_line
+from ink.frontends.stdio import LineSplitter, Overlong, encode_line
 
 
 def split(chunks: list[bytes], limit: int = 10) -> list[bytes | Overlong]:

@@ -12,9 +12,10 @@ import pytest
 
 from tests.cli.inkproc import ink_env
 from tests.fakeserver import FakeModelServer, call, say
+from tests.jsonl_client import provider_args
 from tests.rpc.client import RpcClient
-from tests.rpc.conftest import StartRpc, rpc_args
-from tests.rpc.helpers import wait_for_file
+from tests.rpc.conftest import StartRpc
+from tests.waiting import wait_for_file
 
 ASK = ("--permission-mode", "ask")
 TOUCH = "echo ran > out.txt"
@@ -72,7 +73,7 @@ def test_an_unanswered_question_times_out_into_a_denial(
     home.mkdir()
     (home / "config.toml").write_text("permission_timeout = 0.3\n")
     fake_server.script(call("bash", {"command": TOUCH}, id="c1"), say("ok"))
-    with RpcClient.start(rpc_args(fake_server, "openai", *ASK), ink_env(tmp_path), project) as ink:
+    with RpcClient.start(provider_args(fake_server, "openai", *ASK), ink_env(tmp_path), project) as ink:
         ink.ok("prompt", text="make the file")
         request = asked(ink, "c1")
         resolved = ink.wait_event("permission_resolved", requestId=request["requestId"])

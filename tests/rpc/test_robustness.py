@@ -14,15 +14,33 @@ from typing import Any
 
 from tests.cli.inkproc import INK, ink_env
 from tests.fakeserver import FakeModelServer, Gate, Reply, call, say, text, tool_call
+from tests.jsonl_client import provider_args
+from tests.processes import gone
 from tests.rpc.client import RpcClient
-from tests.rpc.conftest import StartRpc, rpc_args
-from tests.rpc.helpers import gone, held, wait_for_file
+from tests.rpc.conftest import StartRpc
+from tests.rpc.helpers import held
+from tests.waiting import wait_for_file
 
 LIMIT = 1 << 20
 
 
 def line(obj: Any) -> bytes:
     return json.dumps(obj).encode() + b"\n"
+
+
+def run_with_stdin(
+    path: Path, fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """``ink --mode rpc < path`` to its end."""
+    with path.open("rb") as stdin:
+        return subprocess.run(
+            [*INK, "--mode", "rpc", *provider_args(fake_server, "openai")],
+            env=ink_env(tmp_path),
+            cwd=project,
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+        )
 
 
 def garbage_lines(rng: random.Random) -> list[tuple[bytes, str]]:
@@ -165,7 +183,7 @@ def test_a_client_that_closes_stdout_ends_the_process_with_141(
     fake_server.script(reply)
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
-        [*INK, "--mode", "rpc", *rpc_args(fake_server, "openai")],
+        [*INK, "--mode", "rpc", *provider_args(fake_server, "openai")],
         env=ink_env(tmp_path),
         cwd=project,
         stdin=subprocess.PIPE,
@@ -200,7 +218,9 @@ def test_a_client_that_does_not_read_stdout_does_not_stall_the_run(
         Reply([*(text(p) for p in pieces), tool_call("read", {"path": "notes.txt"}, id="c1")]),
         Reply([gate, text("end")]),
     )
-    with RpcClient.start(rpc_args(fake_server, "openai"), ink_env(tmp_path), project, paused=True) as ink:
+    with RpcClient.start(
+        provider_args(fake_server, "openai"), ink_env(tmp_path), project, paused=True
+    ) as ink:
         ink.send("prompt", text="talk a lot")
         fake_server.wait_for_requests(2, timeout=30)  # the loop went on although stdout is full
         gate.wait_reached()
@@ -219,15 +239,43 @@ def test_commands_can_come_from_a_regular_file(
     """A file cannot be watched by the event loop: it is read by a thread, with the same results."""
     commands = tmp_path / "commands.jsonl"
     commands.write_bytes(b'{"type":"get_state","id":1}\nnot json\n{"type":"get_queue","id":2}\n')
-    with commands.open("rb") as stdin:
-        done = subprocess.run(
-            [*INK, "--mode", "rpc", *rpc_args(fake_server, "openai")],
-            env=ink_env(tmp_path),
-            cwd=project,
-            stdin=stdin,
-            capture_output=True,
-            timeout=60,
-        )
+    done = run_with_stdin(commands, fake_server, project, tmp_path)
     assert done.returncode == 0, done.stderr
     answers = [json.loads(x) for x in done.stdout.splitlines()]
     assert [(a.get("id"), a["ok"]) for a in answers] == [(1, True), (None, False), (2, True)]
+
+
+def test_stdin_from_dev_null_is_an_empty_input(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """``/dev/null`` is a device the event loop cannot watch (epoll refuses it): it is read like the rest."""
+    done = run_with_stdin(Path(os.devnull), fake_server, project, tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_stdin_left_non_blocking_by_the_parent_is_still_read(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """Reading an empty non-blocking stdin fails with EAGAIN: that is a wait for data, not the end of input.
+    (After the first answer ink's next read finds the pipe empty.)"""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    proc = subprocess.Popen(
+        [*INK, "--mode", "rpc", *provider_args(fake_server, "openai")],
+        env=ink_env(tmp_path),
+        cwd=project,
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(read_end)
+    try:
+        assert proc.stdout is not None
+        os.write(write_end, b'{"type":"get_state","id":1}\n')
+        first = json.loads(proc.stdout.readline())
+        os.write(write_end, b'{"type":"get_queue","id":2}\n')
+        second = json.loads(proc.stdout.readline() or b"null")
+    finally:
+        os.close(write_end)
+        _, err = proc.communicate(timeout=30)
+    assert (first["id"], second and second["id"], proc.returncode) == (1, 2, 0), err

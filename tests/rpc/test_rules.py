@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.fakeserver import FakeModelServer, Fault, Reply, call, say, text, tool_call
+from tests.jsonl_client import provider_args
+from tests.processes import gone
 from tests.rpc.client import RpcClient
 from tests.rpc.conftest import StartRpc
-from tests.rpc.helpers import gone, held, wait_for_file
+from tests.rpc.helpers import held
+from tests.waiting import wait_for_file
 
 PROTOCOLS = ["openai", "anthropic"]
 MARKER = "[interrupted by the user]"
@@ -30,6 +33,12 @@ def slow_settling_env(tmp_path: Path) -> dict[str, str]:
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text("kill_delay = 2\n")
     return ink_env(tmp_path)
+
+
+def start_stubborn(fake_server: FakeModelServer, project: Path, tmp_path: Path) -> RpcClient:
+    """ink whose first tool call runs ``STUBBORN`` unasked, with the slow-settling kill delay."""
+    fake_server.script(call("bash", {"command": STUBBORN}))
+    return RpcClient.start(provider_args(fake_server, "openai", *YOLO), slow_settling_env(tmp_path), project)
 
 
 def test_R8_R31_every_input_has_an_id_and_input_taken_proves_delivery(
@@ -268,10 +277,7 @@ def test_R21_sigint_aborts_the_run_and_the_process_keeps_serving(
 def test_R21_a_second_sigint_while_the_abort_settles_exits_130(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
-    from tests.rpc.conftest import rpc_args
-
-    fake_server.script(call("bash", {"command": STUBBORN}))
-    with RpcClient.start(rpc_args(fake_server, "openai", *YOLO), slow_settling_env(tmp_path), project) as ink:
+    with start_stubborn(fake_server, project, tmp_path) as ink:
         ink.ok("prompt", text="run it")
         shell = int(wait_for_file(project / "shell.pid"))
         ink.signal(signal.SIGINT)
@@ -361,10 +367,7 @@ def test_R26_R28_max_iterations_ends_the_run_and_flushes_the_queue_as_new_runs(
 def test_R32_R36_input_sent_while_the_abort_settles_is_restored_not_run(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
-    from tests.rpc.conftest import rpc_args
-
-    fake_server.script(call("bash", {"command": STUBBORN}))
-    with RpcClient.start(rpc_args(fake_server, "openai", *YOLO), slow_settling_env(tmp_path), project) as ink:
+    with start_stubborn(fake_server, project, tmp_path) as ink:
         ink.ok("prompt", text="run it")
         wait_for_file(project / "shell.pid")
         before = ink.ok("steer", text="before the abort")["inputId"]

@@ -4,13 +4,13 @@ JSON-RPC 2.0, one message a line, on stdin and stdout; logs on stderr. Every ACP
 session with its own run controller: the editor's prompts, cancels and permission answers go to the
 controller, and its events come back as ``session/update`` notifications. docs/acp.md has the mapping.
 
-    wire      lines in and out (threads; never blocks the event loop)
     jsonrpc   messages, error codes, the agent's side of the connection (``Peer``)
     prompt    ACP content blocks -> the prompt text
     updates   run events -> ``session/update`` payloads; history replay; the permission question
     turns     which prompt request is answered when, and how
     session   one ACP session over one ``App``
     server    the method table and the process's life
+Lines in and out, signals and the end are the shared stdio plumbing (``ink.frontends.stdio``).
 
 The protocol is implemented here rather than with the ``agent-client-protocol`` package: its pydantic
 schema costs ~0.37 s of start-up for a handful of small messages.
@@ -19,10 +19,9 @@ schema costs ~0.37 s of start-up for a handful of small messages.
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 
 from ink.config import Invocation, Settings
+from ink.frontends.stdio import claim_stdout
 
 
 def main(settings: Settings, invocation: Invocation) -> int:
@@ -35,13 +34,3 @@ async def serve_stdio(settings: Settings, in_fd: int, out_fd: int) -> int:
     from ink.frontends.acp.server import AcpServer
 
     return await AcpServer(settings, out_fd).serve(in_fd)
-
-
-def claim_stdout() -> int:
-    """Keep the real stdout for protocol messages only: return a private descriptor for it and point
-    descriptor 1 at stderr, so a stray ``print`` (ours or a library's) or a child process that inherits
-    stdout can never corrupt the protocol stream. The private descriptor is not inherited by children."""
-    sys.stdout.flush()
-    out_fd = os.dup(1)
-    os.dup2(2, 1)
-    return out_fd

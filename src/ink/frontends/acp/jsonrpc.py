@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 over lines: reading one message, and the agent's side of the conversation (``Peer``).
+"""JSON-RPC 2.0 over lines: reading and writing one message, and the agent's side of the conversation
+(``Peer``).
 
 Both sides send requests: the editor asks the agent (``session/prompt``), the agent asks the editor
 (``session/request_permission``). ``parse_message`` sorts a line into an incoming ``Call`` (a request, or
@@ -6,6 +7,9 @@ a notification when it has no ``id``) or a ``Reply`` to one of our requests; any
 ``RpcError`` carrying the ``id`` to answer with (null when none could be read).
 
 Errors use the standard codes; ACP adds -32002 for a resource (a session) that does not exist.
+
+``encode_message`` writes a message as one line with no unpaired surrogate escape in it: editors decode
+into strict Unicode strings, and some (Rust's serde_json) reject such an escape, losing the whole message.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ink.frontends.stdio import encode_line
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +84,12 @@ class Reply:
     id: RequestId
     result: Any = None
     error: Mapping[str, Any] | None = None
+
+
+def encode_message(message: Mapping[str, Any]) -> bytes:
+    """One message as a line, always valid UTF-8: a lone surrogate from model output becomes ``?``, and a
+    float JSON cannot express (NaN, infinity, possible in a model's tool arguments) becomes null."""
+    return encode_line(message, errors="replace")
 
 
 def parse_message(line: bytes) -> Call | Reply:

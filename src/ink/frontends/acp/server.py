@@ -6,8 +6,9 @@ settings), ``session/new``, ``session/load`` (resume an ink session by id and re
 not JSON, not JSON-RPC 2.0, names an unknown method or carries bad params gets the standard error
 answer, and the server goes on; a notification never gets an answer, its errors are logged (stderr).
 
-Ending (``serve`` returns the exit status):
+Ending (``serve`` returns the exit status; reading, signals and stopping are ``StdioServer``'s):
     0    end of input: every run is aborted and settles, its prompts are answered ``cancelled``
+    1    reading stdin failed (a bug, logged on stderr): the same clean-up
     141  the editor closed our stdout: the same clean-up, answers dropped
     143  SIGTERM: the same clean-up
     130  a second SIGINT while an abort settles (R21): a forced exit
@@ -17,10 +18,7 @@ SIGINT aborts the runs going on (R17); while nothing runs it is ignored with a n
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
-import sys
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -40,29 +38,29 @@ from ink.frontends.acp.jsonrpc import (
     Peer,
     Reply,
     RpcError,
+    encode_message,
     parse_message,
 )
 from ink.frontends.acp.prompt import InvalidPrompt, prompt_text
 from ink.frontends.acp.session import AcpSession
-from ink.frontends.acp.wire import MAX_LINE_BYTES, LineWriter, Overlong, read_lines
+from ink.frontends.stdio import Overlong, StdioServer
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-EXIT_OK, EXIT_PIPE_CLOSED, EXIT_TERMINATED = 0, 141, 143
-END_OF_INPUT, TERMINATED, STDOUT_CLOSED = "end of input", "terminated", "stdout closed"
+MAX_LINE_BYTES = 64 << 20  # a prompt may embed whole files (ACP "resource" blocks)
+CLOSE_TIMEOUT = 5.0  # how long the last messages wait for an editor that stopped reading
 DEFERRED = object()  # a handler's result: the answer is sent later (session/prompt)
 
 Handler = Callable[[Call], Any]
 
 
-class AcpServer:
+class AcpServer(StdioServer):
     """Serves ACP for one editor connection. Create it with the event loop running."""
 
     def __init__(self, settings: Settings, out_fd: int, *, line_limit: int = MAX_LINE_BYTES) -> None:
+        super().__init__(out_fd, line_limit=line_limit, encode=encode_message, close_timeout=CLOSE_TIMEOUT)
         self.settings = settings
-        self.line_limit = line_limit
-        self.writer = LineWriter(out_fd, on_closed=lambda: self._stop(EXIT_PIPE_CLOSED, STDOUT_CLOSED))
         self.peer = Peer(self.writer)
         self.sessions: dict[str, AcpSession] = {}
         self.methods: dict[str, Handler] = {
@@ -73,41 +71,23 @@ class AcpServer:
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
         }
-        self._stopped = asyncio.Event()
-        self._status = EXIT_OK
-        self._reason = END_OF_INPUT
 
-    async def serve(self, in_fd: int, *, signals: bool = True) -> int:
-        """Serve until end of input, SIGTERM or a closed stdout; then close every session (abort, settle,
-        answer) and write the last lines. Returns the exit status."""
-        if signals:
-            self._install_signals()
-        reading = asyncio.ensure_future(self._read(in_fd))
-        stopped = asyncio.ensure_future(self._stopped.wait())
-        try:
-            await asyncio.wait({reading, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (reading, stopped):
-                task.cancel()
-            await asyncio.gather(reading, stopped, return_exceptions=True)
-            await self._close_sessions()
-            self.peer.close()
-            if signals:
-                self._remove_signals()
-            await self.writer.aclose()
-        return self._status
-
-    async def _read(self, in_fd: int) -> None:
-        async for line in read_lines(in_fd, self.line_limit):
-            self.dispatch(line)
-
-    async def _close_sessions(self) -> None:
+    async def shut_down(self, reason: str) -> None:
+        """Close every session (abort, settle, answer its prompts); then no answer to our requests can
+        come any more."""
         results = await asyncio.gather(
-            *(s.aclose(self._reason) for s in self.sessions.values()), return_exceptions=True
+            *(s.aclose(reason) for s in self.sessions.values()), return_exceptions=True
         )
         for result in results:
             if isinstance(result, BaseException):
                 log.error("closing a session failed", exc_info=result)
+        self.peer.close()
+
+    def interrupt(self) -> bool:
+        running = [s for s in self.sessions.values() if s.controller.state == "running"]
+        for session in running:
+            session.controller.interrupt()  # R21: a second one while the abort settles exits 130
+        return bool(running)
 
     # -- one line ----------------------------------------------------------------------------------
 
@@ -116,8 +96,6 @@ class AcpServer:
         if isinstance(line, Overlong):
             error = RpcError(PARSE_ERROR, f"Parse error: the line is longer than {self.line_limit} bytes")
             self.peer.fail(None, error)
-            return
-        if not line.strip():
             return
         try:
             message = parse_message(line)
@@ -239,32 +217,6 @@ class AcpServer:
         if servers:
             log.warning("ink does not connect to MCP servers yet: ignoring %d of them", len(servers))
         return replace(self.settings, cwd=cwd.resolve())
-
-    def _stop(self, status: int, reason: str) -> None:
-        if not self._stopped.is_set():
-            self._status, self._reason = status, reason
-            self._stopped.set()
-
-    # -- signals -----------------------------------------------------------------------------------
-
-    def _install_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
-        loop.add_signal_handler(signal.SIGTERM, self._stop, EXIT_TERMINATED, TERMINATED)
-
-    def _remove_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError, RuntimeError):
-                loop.remove_signal_handler(signum)
-
-    def _on_sigint(self) -> None:
-        running = [s for s in self.sessions.values() if s.controller.state == "running"]
-        for session in running:
-            session.controller.interrupt()  # R21: a second one while the abort settles exits 130
-        if not running:
-            with contextlib.suppress(OSError, ValueError):
-                print("ink: SIGINT: nothing to interrupt (end the input to quit)", file=sys.stderr)
 
 
 def _resumed_app(settings: Settings, session_id: str) -> Any:

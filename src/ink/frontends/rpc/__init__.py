@@ -3,9 +3,8 @@
 A thin adapter over the run controller, the same one under every frontend:
     protocol.py   parse and check one command line, build responses
     handlers.py   what each command does to the controller and the app
-    lines.py      stdin as lines, with a size limit per line
-    writer.py     ordered, batched, non-blocking output lines
-    server.py     the loop: read, dispatch, write events, signals, the end
+    server.py     each line's response, the events, SIGINT, the shut-down
+Reading stdin, writing stdout, signals and the end are the shared stdio plumbing (``ink.frontends.stdio``).
 
 stdout carries only protocol lines: before serving, the protocol keeps a private duplicate of stdout and
 points descriptor 1 at stderr, so a stray ``print`` (ours, a library's, a child's) cannot corrupt it.
@@ -14,11 +13,10 @@ points descriptor 1 at stderr, so a stray ``print`` (ours, a library's, a child'
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from typing import TYPE_CHECKING
 
 from ink.frontends.rpc.server import RpcServer
+from ink.frontends.stdio import claim_stdout
 
 if TYPE_CHECKING:
     from ink.config import Invocation, Settings
@@ -48,7 +46,7 @@ async def run_rpc(settings: Settings, session: SessionChoice, in_fd: int = 0, ou
         hard_exit(app.processes)(status)
 
     app = build_app(settings, session=session, force_exit=force_exit)
-    server = RpcServer(app, _claim(out_fd))
+    server = RpcServer(app, claim_stdout(out_fd))
     _warm_up()
     return await server.serve(in_fd)
 
@@ -71,16 +69,3 @@ def _warm_up() -> None:
                 pass
 
     threading.Thread(target=load, name="ink-rpc-warm-up", daemon=True).start()
-
-
-def _claim(out_fd: int) -> int:
-    """A private duplicate of ``out_fd`` for the protocol; ``out_fd`` itself then points at stderr."""
-    sys.stdout.flush()
-    protocol_fd = os.dup(out_fd)
-    try:
-        os.dup2(2, out_fd)
-    except OSError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out_fd)
-        os.close(devnull)
-    return protocol_fd

@@ -1,9 +1,12 @@
 """Writing protocol lines to stdout: in order, never blocking the event loop, batched per loop turn.
 
-``write(obj)`` encodes the line at once and appends it to a batch; the batch is handed to a writer thread
-at the end of the current event-loop turn (one ``os.write`` for everything a turn produced, not one
-per line). The thread does the blocking writes, so a client that reads slowly delays only the output,
-never the run: lines wait in memory, in order, until the client reads them.
+``claim_stdout`` keeps stdout for the protocol alone before serving: a private duplicate for the lines,
+and descriptor 1 pointed at stderr, so a stray ``print`` (ours, a library's, a child's) cannot corrupt it.
+
+``LineWriter.write(obj)`` encodes the line at once and appends it to a batch; the batch is handed to a
+writer thread at the end of the current event-loop turn (one ``os.write`` for everything a turn produced,
+not one per line). The thread does the blocking writes, so a client that reads slowly delays only the
+output, never the run: lines wait in memory, in order, until the client reads them.
 
 A client that closes its end (EPIPE) is reported once through ``on_closed``; later lines are dropped.
 ``aclose`` writes everything still pending and stops the thread. ``flush_now`` is for the forced exit:
@@ -19,9 +22,26 @@ import math
 import os
 import queue
 import select
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+Encode = Callable[[Mapping[str, Any]], bytes]
+
+
+def claim_stdout(out_fd: int = 1) -> int:
+    """A private duplicate of ``out_fd`` for the protocol (not inherited by child processes); ``out_fd``
+    itself then points at stderr (at ``/dev/null`` when that fails)."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(out_fd)
+    try:
+        os.dup2(2, out_fd)
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out_fd)
+        os.close(devnull)
+    return protocol_fd
 
 
 def _not_json(value: object) -> object:
@@ -41,15 +61,16 @@ def _compact_encoder() -> Callable[[object], str]:
 _encode = _compact_encoder()
 
 
-def encode_line(obj: Mapping[str, Any]) -> bytes:
-    """One JSON line. Lone surrogates (from ``\\ud800`` escapes in model output) become the same JSON
-    escapes again instead of invalid UTF-8, so the line always parses to the original string. A float
-    that JSON cannot express (NaN, infinity) is written as null."""
+def encode_line(obj: Mapping[str, Any], errors: str = "backslashreplace") -> bytes:
+    """One compact JSON line, always valid UTF-8. ``errors`` is the codec's handler for lone surrogates
+    (from ``\\ud800`` escapes in model output): ``backslashreplace`` writes them as the same JSON escapes
+    again, so the line parses to the original string; ``replace`` writes ``?``. A float that JSON cannot
+    express (NaN, infinity) is written as null. Raises ``TypeError`` for a value JSON has no form for."""
     try:
         text = _encode(obj)
     except ValueError:
         text = _encode(_finite(obj))
-    return (text + "\n").encode("utf-8", "backslashreplace")
+    return (text + "\n").encode("utf-8", errors)
 
 
 def _finite(value: Any) -> Any:
@@ -63,21 +84,31 @@ def _finite(value: Any) -> Any:
 
 
 class LineWriter:
-    def __init__(self, fd: int, on_closed: Callable[[], None] | None = None) -> None:
+    """Writes lines to ``fd`` from a thread. Create it with the event loop running and call ``write``
+    from the loop's thread; ``on_closed`` is called once, on the loop, when the reader has gone."""
+
+    def __init__(
+        self, fd: int, *, encode: Encode = encode_line, on_closed: Callable[[], None] | None = None
+    ) -> None:
         self._fd = fd
+        self._encode = encode
         self._on_closed = on_closed
         self._loop = asyncio.get_running_loop()
         self._batch: list[bytes] = []
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.closed = False
-        self._thread = threading.Thread(target=self._run, name="ink-rpc-stdout", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="ink-stdout", daemon=True)
         self._thread.start()
 
     def write(self, obj: Mapping[str, Any]) -> None:
-        """Queue one line. Never blocks; lines keep the order of the calls."""
+        """Queue one line. Never blocks; lines keep the order of the calls; once the reader has gone they
+        are dropped. Raises ``TypeError`` (nothing queued) for an object ``encode`` cannot write."""
+        if self.closed:
+            return
+        line = self._encode(obj)
         if not self._batch:
             self._loop.call_soon(self._hand_over)
-        self._batch.append(encode_line(obj))
+        self._batch.append(line)
 
     def _hand_over(self) -> None:
         if self._batch:
@@ -85,11 +116,12 @@ class LineWriter:
             self._batch.clear()
             self._queue.put(data)
 
-    async def aclose(self) -> None:
-        """Write everything queued, then stop the thread. Waits as long as the client takes to read."""
+    async def aclose(self, timeout: float | None = None) -> None:
+        """Write everything queued, then stop the thread. Waits as long as the client takes to read, or at
+        most ``timeout`` seconds: what is still unwritten then is left to the daemon thread."""
         self._hand_over()
         self._queue.put(None)
-        await asyncio.to_thread(self._thread.join)
+        await asyncio.to_thread(self._thread.join, timeout)
 
     def flush_now(self, timeout: float = 0.5) -> None:
         """Before a forced exit: let the thread write what is pending, waiting at most ``timeout`` s."""
@@ -122,7 +154,7 @@ class LineWriter:
         while view and not self.closed:
             try:
                 view = view[os.write(self._fd, view) :]
-            except BlockingIOError:  # stdin shares a non-blocking terminal description with us
+            except BlockingIOError:  # someone made a description we share with them non-blocking
                 select.select([], [self._fd], [], 1.0)
             except OSError:  # EPIPE: the client is gone
                 self._gone()
