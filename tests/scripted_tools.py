@@ -56,7 +56,7 @@ class ScriptedTool:
         gate = self.gates.get(ctx.tool_call_id)
         if gate is not None:
             if self.ignores_abort:
-                await asyncio.shield(gate.wait())
+                await _ignoring_cancellation(gate)
             else:
                 waiter = asyncio.ensure_future(gate.wait())
                 aborted = asyncio.ensure_future(ctx.signal.wait_aborted())
@@ -67,3 +67,13 @@ class ScriptedTool:
                     return ToolOutput(f"{self.name} interrupted", is_error=True, interrupted=True)
         self.finished.append(ctx.tool_call_id)
         return ToolOutput(f"{self.name} {ctx.tool_call_id} {dict(args)}")
+
+
+async def _ignoring_cancellation(gate: asyncio.Event) -> None:
+    """A badly behaved tool: it swallows cancellation and goes on until its gate opens, so that a
+    result really does arrive after the scheduler abandoned it (R20)."""
+    while not gate.is_set():
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            continue

@@ -93,8 +93,10 @@ async def test_no_retry_once_content_streamed(fake_server: FakeModelServer, prov
 async def test_a_body_ending_before_the_last_event_is_a_connection_failure(
     fake_server: FakeModelServer, provider: Provider
 ) -> None:
-    """The HTTP body ends cleanly, but without [DONE] / message_stop: the reply is not complete."""
-    fake_server.script(Reply([text("partial"), text("more")], fault=Fault.end_after(3)), "unused")
+    """The HTTP body ends cleanly, but without [DONE] / message_stop, after text arrived: the reply is not
+    complete (and, content having streamed, it is not retried)."""
+    after_text = 4 if isinstance(provider, AnthropicProvider) else 3  # message_start, ping, block, delta
+    fake_server.script(Reply([text("partial"), text("more")], fault=Fault.end_after(after_text)), "unused")
     with pytest.raises(ConnectionFailed, match="ended before the reply was complete"):
         await collect(provider, make_request())
     assert len(fake_server.requests) == 1
@@ -283,3 +285,25 @@ async def test_strict_mode_rejection_is_a_bad_request(
     with pytest.raises(BadRequest) as info:
         await collect(provider, make_request(broken))
     assert "tool" in info.value.message and info.value.status == 400
+
+
+async def test_a_body_ending_before_any_content_is_retried(
+    fake_server: FakeModelServer, provider: Provider
+) -> None:
+    fake_server.script(Reply([text("partial")], fault=Fault.end_after(1)), "second try")
+    events = await collect(provider, make_request())
+    assert any(isinstance(e, RetryScheduled) for e in events)
+    assert done_message(events).text == "second try"
+    assert len(fake_server.requests) == 2
+
+
+async def test_an_error_event_opening_a_200_stream_is_retried(fake_server: FakeModelServer) -> None:
+    """Anthropic may answer 200 and then send ``overloaded_error`` as the stream's first event."""
+    overloaded = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    fake_server.script(Reply([malformed(overloaded, event="error")]), "after the overload")
+    provider = provider_for("anthropic", fake_server)
+    events = await collect(provider, make_request())
+    await provider.aclose()
+    retries = [e for e in events if isinstance(e, RetryScheduled)]
+    assert len(retries) == 1 and "Overloaded" in retries[0].error
+    assert done_message(events).text == "after the overload"

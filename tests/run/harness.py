@@ -35,6 +35,8 @@ class Harness:
     bang_outputs: list[str] = field(default_factory=list)
     reaper: Any = None
     hold_bangs: bool = False
+    before_tool: Any = None
+    bang_exit_code: int | None = 0
 
     def __post_init__(self) -> None:
         self.provider = provider_for(self.protocol, self.server)
@@ -45,6 +47,7 @@ class Harness:
             tools=self.tools,
             max_iterations=self.max_iterations,
             scheduler=SchedulerSettings(grace_seconds=self.grace_seconds),
+            before_tool=self.before_tool,
         )
         self.forced_exits: list[int] = []
         self.bang_release = asyncio.Event()
@@ -67,7 +70,7 @@ class Harness:
             outcome = await run_unless_aborted(self.bang_release.wait(), signal)
             if outcome.aborted:
                 return BangOutput(f"{command} interrupted", None, interrupted=True)
-        return BangOutput(f"ran {command}", 0)
+        return BangOutput(f"ran {command}", self.bang_exit_code)
 
     def _on_event(self, event: RunEvent) -> None:
         self.events.append(event)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ink.ai.messages import Message
+from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +37,6 @@ class History:
     def __len__(self) -> int:
         return len(self._messages)
 
-    def last(self) -> Message | None:
-        return self._messages[-1] if self._messages else None
-
     def append(self, message: Message) -> None:
         self._messages.append(message)
         self._notify(HistoryChange("appended", (message,)))
@@ -47,6 +44,16 @@ class History:
     def replace(self, messages: Iterable[Message], reason: str) -> None:
         self._messages = list(messages)
         self._notify(HistoryChange("replaced", tuple(self._messages), reason))
+
+    def unanswered_calls(self) -> list[ToolCall]:
+        """Tool calls of the last assistant message that have no result after it: what a run that
+        failed in the middle of a batch leaves behind, and must answer before the next request (R19)."""
+        for index in range(len(self._messages) - 1, -1, -1):
+            message = self._messages[index]
+            if isinstance(message, AssistantMessage):
+                answered = {m.tool_call_id for m in self._messages[index + 1 :] if isinstance(m, ToolResult)}
+                return [call for call in message.tool_calls if call.id not in answered]
+        return []
 
     def subscribe(self, listener: HistoryListener) -> Callable[[], None]:
         self._listeners.append(listener)

@@ -20,13 +20,13 @@ from ink.agent.history import History
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
 from ink.agent.tool import BeforeToolHook, Tool
-from ink.ai.errors import ContextOverflow, ProviderError
+from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider
 
 LoopStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
 MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batches (max iterations)."
-REPLY_FAILED_TEXT = "Not executed: the model reply failed before it was complete."
+REPLY_FAILED_TEXT = "Not executed: the model reply failed or was stopped by the service."
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +123,8 @@ async def run_loop(
             _append_all(history, await tools.run_batch(calls))
             batches += 1
             continue
+        if signal.aborted:  # landed while the reply finished: queued input must not be taken now
+            return result("aborted")
         # R11: the would-end point: steer first, then follow-up, else completed. R12: skip next poll.
         skip_steer_poll = commit(get_steering()) or commit(get_follow_up())
         if not skip_steer_poll:
@@ -152,14 +154,23 @@ async def _model_call(
         keeper = setup.context if overflowed and attempt == 1 else None
         if keeper is not None and await keeper.after_overflow(history, signal, emit):
             continue
-        # R19: keep what arrived; complete calls of a cut-off reply get "not executed" results.
-        if reply.message is not None:
-            history.append(reply.message)
-            if reply.message.stop_reason in ("aborted", "error"):
-                why = NOT_STARTED if reply.error is None else REPLY_FAILED_TEXT
-                _append_all(history, tools.skip(reply.message.tool_calls, why))
-        return reply.error or reply.message
+        message, error = reply.message, reply.error or _refusal(reply.message)
+        # R19: keep what arrived; complete calls of a cut-off or refused reply get "not executed" results.
+        if message is not None:
+            history.append(message)
+            if message.stop_reason == "aborted" or error is not None:
+                why = NOT_STARTED if error is None else REPLY_FAILED_TEXT
+                _append_all(history, tools.skip(message.tool_calls, why))
+        return error or message
     raise AssertionError("unreachable: the second attempt always returns")
+
+
+def _refusal(message: AssistantMessage | None) -> ProviderError | None:
+    """A reply the service itself stopped (a content filter, a refusal) fails the run: its tool calls
+    must not run, and the user must see why, not a truncated answer passed off as complete."""
+    if message is None or message.stop_reason != "error":
+        return None
+    return Refused(message.error_message or "the service stopped the reply", provider=message.provider)
 
 
 def _append_all(history: History, results: Sequence[ToolResult]) -> None:

@@ -10,6 +10,7 @@ other call runs alone. Groups and lone calls run in call order. Every call gets 
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,7 +138,14 @@ class ToolScheduler:
         return result
 
     async def _check(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
-        """Validate the arguments and ask the pre-execution hook. An error result when either says no."""
+        """Validate the arguments and ask the pre-execution hook. An error result when either says no,
+        or fails: a broken schema or hook must cost this call, not the history (R19)."""
+        try:
+            return await self._checked(call)
+        except Exception as exc:
+            return _error(call, f"Not executed: ink could not check this call ({type(exc).__name__}: {exc}).")
+
+    async def _checked(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
@@ -152,14 +160,14 @@ class ToolScheduler:
                 if self._signal.aborted:  # R34: a question the abort cancelled; the call never started
                     self.tally.not_started.append(call.id)
                 return _error(call, refusal.reason)
-        return tool, call.arguments
+        return tool, copy.deepcopy(dict(call.arguments))  # a tool that edits its arguments edits a copy
 
     async def _execute(self, call: ToolCall, checked: tuple[Tool, Mapping[str, Any]]) -> ToolResult:
         tool, args = checked
         started = time.monotonic()
         output = await self._wait_for_tool(call, tool.run(args, ToolCallContext(call.id, self._signal)))
         elapsed_ms = int((time.monotonic() - started) * 1000)
-        if output.interrupted:
+        if output.interrupted and call.id not in self.tally.abandoned:
             self.tally.interrupted.append(call.id)
         return ToolResult(
             call.id,

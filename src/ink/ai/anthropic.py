@@ -17,11 +17,11 @@ import httpx
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse, with_retries
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.provider import ModelRequest
-from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
+from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -85,23 +85,22 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
         Raises a ``ProviderError``; cancelling the consumer closes the connection."""
+        return with_retries(lambda: self._attempt(request), self.http.retry)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         reader = _EventReader(MessageBuilder(request.model, self.name), self.name)
         events = stream_sse(
             self.http.client(),
             self.url,
             headers=self._headers(),
             body=anthropic_body(request),
-            policy=self.http.retry,
             provider=self.name,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:
-                if isinstance(item, RetryScheduled):
-                    yield item
-                    continue
                 if not item.data.strip():
                     continue
                 for event in reader.feed(load_chunk(item.data, self.name)):

@@ -8,7 +8,8 @@
     ├── ContextOverflow           the prompt does not fit the model's window
     ├── BadRequest                other 4xx: the request itself is wrong
     ├── ConnectionFailed          no connection, reset, timeout, or the stream broke off
-    └── BadResponse               the server answered something that is not the protocol
+    ├── BadResponse               the server answered something that is not the protocol
+    └── Refused                   the service stopped the reply itself (content filter, refusal)
 
 Foreign exceptions (httpx, json) are mapped at the provider boundary with ``raise ... from exc``.
 """
@@ -66,4 +67,8 @@ class ConnectionFailed(ProviderError):
 
 
 class BadResponse(ProviderError):
+    pass
+
+
+class Refused(ProviderError):
     pass

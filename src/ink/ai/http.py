@@ -1,9 +1,10 @@
 """Shared HTTP machinery of the providers: client factory, retry policy, and the SSE request loop.
 
-``stream_sse`` sends one streaming request and yields its server-sent events. A failure *before the
-first event arrived* (HTTP 408/409/429/5xx, connection errors) is retried with exponential backoff and
-jitter, honouring ``retry-after``; each retry is announced by yielding ``RetryScheduled`` first. Once an
-event has been yielded nothing is retried: the consumer has seen content.
+``stream_sse`` sends one streaming request and yields its server-sent events; a provider parses them
+into stream events (one *attempt*). ``with_retries`` runs attempts: a failure *before the first content
+event* (HTTP 408/409/429/5xx, connection errors, an error event opening a 200 stream) is retried with
+exponential backoff and jitter, honouring ``retry-after``; each retry is announced by yielding
+``RetryScheduled`` first. Once content has been yielded nothing is retried: the consumer has shown it.
 
 Cancellation: the response lives in ``async with client.stream(...)``, so cancelling the consumer (the
 abort) or any error closes the connection before the exception leaves this module.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +22,9 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
-from ink.ai.errors import BadResponse, ConnectionFailed, ProviderError, RateLimited
+from ink.ai.errors import BadResponse, ProviderError, RateLimited
 from ink.ai.http_errors import error_from_response, error_from_transport
-from ink.ai.stream import RetryScheduled
+from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
@@ -55,7 +56,7 @@ NO_RETRY = RetryPolicy(max_attempts=1)
 
 
 def is_retryable(error: ProviderError) -> bool:
-    if isinstance(error, ConnectionFailed):
+    if error.retryable:
         return True
     status = error.status
     return status is not None and (status in RETRY_STATUSES or status >= 500)
@@ -72,41 +73,52 @@ def new_client(
     return httpx.AsyncClient(transport=transport, timeout=timeout or DEFAULT_TIMEOUT, verify=secure)
 
 
+Attempt = Callable[[], AsyncGenerator[StreamEvent, None]]
+_CONTENT = (TextDelta, ThinkingDelta, ToolCallReady, ReplyDone)
+
+
+async def with_retries(attempt: Attempt, policy: RetryPolicy) -> AsyncGenerator[StreamEvent, None]:
+    """Run ``attempt`` (one request, streamed and parsed), retrying a failure that comes before its first
+    content event: an HTTP error, a refused connection, or an error event that a 200 stream opened with
+    (Anthropic's ``overloaded_error``). Once text, thinking or a tool call has streamed, a failure is
+    raised as it is: the consumer already showed it. Each retry is announced with ``RetryScheduled``.
+    Never swallows ``CancelledError``."""
+    number = 0
+    while True:
+        number += 1
+        started = False
+        try:
+            async with aclosing(attempt()) as events:
+                async for event in events:
+                    started = started or isinstance(event, _CONTENT)
+                    yield event
+            return
+        except ProviderError as error:
+            delay = None if started else policy.delay(number, error)
+            if delay is None:
+                raise
+            reason = str(error)
+        yield RetryScheduled(number, delay, reason)
+        await asyncio.sleep(delay)
+
+
 async def stream_sse(
     client: httpx.AsyncClient,
     url: str,
     *,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
-    policy: RetryPolicy,
     provider: str,
-) -> AsyncGenerator[RetryScheduled | ServerSentEvent, None]:
-    """Yield the events of one streaming POST, retrying failures that happen before the first event.
-
-    Raises a ``ProviderError``: the mapped HTTP error, ``ConnectionFailed`` (also when the stream broke
-    off), ``BadResponse`` (not an event stream). Never swallows ``CancelledError``.
-    """
-    attempt = 0
-    while True:
-        attempt += 1
-        streamed = False
-        try:
-            # aclosing: when our consumer closes us early, the response is closed now, not at GC.
-            async with aclosing(_one_attempt(client, url, headers, body, provider)) as events:
-                async for event in events:
-                    streamed = True
-                    yield event
-            return
-        except ProviderError as error:
-            delay = None if streamed else policy.delay(attempt, error)
-            if delay is None:
-                raise
-            reason = str(error)
-        yield RetryScheduled(attempt, delay, reason)
-        await asyncio.sleep(delay)
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """Yield the server-sent events of one streaming POST. Raises a ``ProviderError``: the mapped HTTP
+    error, ``ConnectionFailed`` (also when the stream broke off), ``BadResponse`` (not an event
+    stream). Leaving early (``aclose``) closes the response at once."""
+    async with aclosing(_one_attempt(client, url, headers, body, provider)) as events:
+        async for event in events:
+            yield event
 
 
-async def drain(events: AsyncGenerator[RetryScheduled | ServerSentEvent, None], limit: float = 0.5) -> None:
+async def drain(events: AsyncGenerator[ServerSentEvent, None], limit: float = 0.5) -> None:
     """Read what follows the protocol's last event (the chunked terminator) so the connection can be
     reused for the next call instead of paying a new TLS handshake. Bounded: a server that keeps the
     stream open gets its connection closed. Failures here do not matter: the reply is complete."""

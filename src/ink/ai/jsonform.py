@@ -1,7 +1,8 @@
 """The JSON form of ink's typed data: dataclasses become objects with camelCase keys.
 
 One converter serves messages, events and results, so a field is spelled the same in stream-json, RPC and
-session files. Fields whose value is ``None`` are left out: an optional field is either present or absent.
+session files. Fields whose value is ``None`` are left out: an optional field is either present or absent,
+except fields declared with ``always()``, which the contract requires and which may be ``null``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,13 @@ import dataclasses
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
+
+ALWAYS = "json_always"
+
+
+def always() -> Any:
+    """Field metadata for a required field whose value may be ``None`` (written as ``null``)."""
+    return dataclasses.field(metadata={ALWAYS: True})
 
 
 @cache
@@ -28,9 +36,9 @@ def to_json(value: Any) -> Any:
     names = _field_names(cls)
     if names is not None:
         out: dict[str, Any] = {}
-        for name, key in names:
+        for name, key, keep_none in names:
             item = getattr(value, name)
-            if item is not None:
+            if item is not None or keep_none:
                 out[key] = item if type(item) in _PLAIN else to_json(item)
         return out
     if isinstance(value, Mapping):
@@ -40,17 +48,19 @@ def to_json(value: Any) -> Any:
     return value
 
 
-_NAMES: dict[type, tuple[tuple[str, str], ...] | None] = {}
+_NAMES: dict[type, tuple[tuple[str, str, bool], ...] | None] = {}
 
 
-def _field_names(cls: type) -> tuple[tuple[str, str], ...] | None:
-    """(attribute, JSON key) of each field of a dataclass, worked out once per class (events are
-    converted on the hot path, one per streamed chunk). None for anything that is not a dataclass."""
+def _field_names(cls: type) -> tuple[tuple[str, str, bool], ...] | None:
+    """(attribute, JSON key, keep when None) of each field of a dataclass, worked out once per class
+    (events are converted on the hot path, one per streamed chunk). None for anything else."""
     try:
         return _NAMES[cls]
     except KeyError:
         names = None
         if dataclasses.is_dataclass(cls):
-            names = tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
+            names = tuple(
+                (f.name, camel(f.name), f.metadata.get(ALWAYS, False)) for f in dataclasses.fields(cls)
+            )
         _NAMES[cls] = names
         return names

@@ -19,12 +19,12 @@ import httpx
 
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse, with_retries
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai_convert import openai_body
 from ink.ai.provider import ModelRequest
-from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
+from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 FINISH: dict[str, StopReason] = {
@@ -81,9 +81,12 @@ class OpenAIProvider:
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
         Raises a ``ProviderError``; cancelling the consumer closes the connection."""
+        return with_retries(lambda: self._attempt(request), self.http.retry)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         body = openai_body(request, max_tokens_field=self.max_tokens_field)
         reader = _ChunkReader(MessageBuilder(request.model, self.name), self.name)
         events = stream_sse(
@@ -91,14 +94,11 @@ class OpenAIProvider:
             self.url,
             headers=self._headers(),
             body=body,
-            policy=self.http.retry,
             provider=self.name,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:
-                if isinstance(item, RetryScheduled):
-                    yield item
-                elif item.data.strip() == "[DONE]":
+                if item.data.strip() == "[DONE]":
                     reader.done = True
                     break
                 elif item.data.strip():

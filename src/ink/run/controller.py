@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, InputMode, InputTaken
+from ink.agent.events import AgentEvent, InputMode, InputTaken, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
-from ink.ai.messages import Usage, UserMessage
+from ink.ai.messages import ToolResult, Usage, UserMessage
 from ink.run.events import (
     AbortReceipt,
     BangEnd,
@@ -42,6 +42,7 @@ from ink.run.permissions import PermissionBroker
 log = logging.getLogger(__name__)
 
 INTERRUPTION_MARKER = "[interrupted by the user]"
+INTERNAL_ERROR_TEXT = "Not executed: the run stopped on an internal error of ink before this call finished."
 State = Literal["idle", "running"]
 
 __all__ = ["BangOutput", "QueueError", "RunController", "Submitted"]
@@ -99,7 +100,8 @@ class RunController:
         self._ledger = InputLedger()
         self._listeners: list[RunEventListener] = []
         self._state: State = "idle"
-        self._signal: AbortSignal | None = None
+        self._signal: AbortSignal | None = None  # of the work going on; made before that work is scheduled
+        self._interrupted: AbortSignal | None = None  # the signal an interrupt (not any abort) hit
         self._redirect: LedgerEntry | None = None
         self._driver: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
@@ -180,12 +182,14 @@ class RunController:
         return True
 
     def interrupt(self) -> None:
-        """The user's interrupt key or SIGINT: abort; a second one while the abort still settles exits
-        the process with status 130 (R21)."""
-        if self._signal is not None and self._signal.aborted and self._state == "running":
+        """The user's interrupt key or SIGINT: abort; a second *interrupt* while the abort still settles
+        exits the process with status 130 (R21). An abort of another kind (a redirect, the RPC command,
+        end of input) does not count as the first."""
+        if self._signal is not None and self._signal is self._interrupted and self._state == "running":
             self._force_exit(130)
             return
-        self.abort("user")
+        if self.abort("user"):
+            self._interrupted = self._signal
 
     async def shutdown(self) -> None:
         """Abort whatever runs, wait until it has settled, and reap leftover processes."""
@@ -207,48 +211,54 @@ class RunController:
         (R25, R26). Returns False, doing nothing, when not idle."""
         if self._state != "idle":
             return False
-        self._state = "running"
-        self._idle.clear()
-        self._driver = asyncio.ensure_future(self._drive(lambda: self._command(work)))
+        self._begin(lambda signal: self._command(work, signal))
         return True
 
     def _start(self, entry: LedgerEntry) -> None:
         self._ledger.mark_taken(entry)  # out of the queue now: not listed, edited or cancelled (R30)
+        self._begin(lambda signal: self._process(entry, signal))
+
+    def _begin(self, first: Callable[[AbortSignal], Awaitable[bool]]) -> None:
+        """Go ``running`` now. The work's abort signal exists before the work is even scheduled, so an
+        abort or redirect in the same step as the submit is never lost (R17, R24)."""
         self._state = "running"
         self._idle.clear()
-        self._driver = asyncio.ensure_future(self._drive(lambda: self._process(entry)))
+        signal = self._signal = AbortSignal()
+        self._driver = asyncio.ensure_future(self._drive(first, signal))  # held: the loop keeps weak refs
 
-    async def _drive(self, first: Callable[[], Awaitable[bool]]) -> None:
+    async def _drive(self, first: Callable[[AbortSignal], Awaitable[bool]], signal: AbortSignal) -> None:
         """Do ``first``, then the flush (R26), then a pending redirect (R24); go idle at the end."""
         try:
-            completed = await first()
-            entry: LedgerEntry | None = None
-            while True:
-                if completed:
-                    self._ledger.reserve_all()
-                    entry = self._ledger.next_reserved()
-                    if entry is not None:
-                        self._ledger.mark_taken(entry)
-                        self._queue_changed()
-                else:
-                    entry, self._redirect = self._redirect, None
-                if entry is None:
-                    break
-                completed = await self._process(entry)
+            completed = await first(signal)
+            while (entry := self._next_entry(completed)) is not None:
+                signal = self._signal = AbortSignal()
+                completed = await self._process(entry, signal)
         finally:
             if self._redirect is not None:  # only reached when a bug ended the drive early
                 self._ledger.restore(self._redirect)
+                self._emit(InputRestored((self._redirect.public(),)))
                 self._redirect = None
             self._state = "idle"
             self._signal = None
             self._idle.set()
 
-    async def _process(self, entry: LedgerEntry) -> bool:
+    def _next_entry(self, completed: bool) -> LedgerEntry | None:
+        """After a normal end the next entry of the flush (R26); after an abort a pending redirect."""
+        if not completed:
+            entry, self._redirect = self._redirect, None
+            return entry
+        self._ledger.reserve_all()
+        entry = self._ledger.next_reserved()
+        if entry is not None:
+            self._ledger.mark_taken(entry)
+            self._queue_changed()
+        return entry
+
+    async def _process(self, entry: LedgerEntry, signal: AbortSignal) -> bool:
         """Run one entry; True when it ended normally so the flush may go on."""
-        self._signal = AbortSignal()
         if entry.is_bang:
-            return await self._bang(entry, self._signal)
-        return await self._run(entry, self._signal)
+            return await self._bang(entry, signal)
+        return await self._run(entry, signal)
 
     async def _run(self, entry: LedgerEntry, signal: AbortSignal) -> bool:
         run_id = f"run-{next(self._run_ids)}"
@@ -266,15 +276,23 @@ class RunController:
                 setup,
                 signal,
                 self._emit_from_loop,
-                lambda: self._take("steer", modes.steering),
-                lambda: self._take("follow_up", modes.follow_up),
+                lambda: self._take("steer", modes.steering, signal),
+                lambda: self._take("follow_up", modes.follow_up, signal),
             )
-        except Exception as exc:  # a bug must not end the process (R27)
+        except Exception as exc:  # a bug must not end the process (R27), nor leave the history invalid
             log.exception("run %s failed", run_id)
+            self._answer_dangling_calls()
             result = LoopResult("error", Usage(), 0)
             return await self._settle(run_id, result, signal, f"internal error: {type(exc).__name__}: {exc}")
         error = str(result.error) if result.error is not None else None
         return await self._settle(run_id, result, signal, error)
+
+    def _answer_dangling_calls(self) -> None:
+        """R19 after a bug: every call of the history gets its one result and its ``tool_end``."""
+        for call in self.history.unanswered_calls():
+            result = ToolResult(call.id, call.name, INTERNAL_ERROR_TEXT, is_error=True)
+            self.history.append(result)
+            self._emit(ToolEnd(call.id, result))
 
     async def _settle(self, run_id: str, result: LoopResult, signal: AbortSignal, error: str | None) -> bool:
         """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report."""
@@ -322,8 +340,7 @@ class RunController:
             self._emit(InputRestored(restored))
         return False
 
-    async def _command(self, work: Callable[[AbortSignal], Awaitable[object]]) -> bool:
-        signal = self._signal = AbortSignal()
+    async def _command(self, work: Callable[[AbortSignal], Awaitable[object]], signal: AbortSignal) -> bool:
         try:
             await work(signal)
         except Exception:
@@ -351,7 +368,11 @@ class RunController:
 
     # -- the loop's side -------------------------------------------------------------------------
 
-    def _take(self, mode: InputMode, how: TakeMode) -> list[PendingInput]:
+    def _take(self, mode: InputMode, how: TakeMode, signal: AbortSignal) -> list[PendingInput]:
+        """The loop's input callbacks. Once the run is aborted nothing more is taken: what is queued is
+        handed back instead (R22), whatever point of the loop asks."""
+        if signal.aborted:
+            return []
         taken = self._ledger.take(mode, how)
         if taken:
             self._queue_changed()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ink.agent.events import AgentEvent, InputMode, event_to_json
+from ink.ai.jsonform import always
 from ink.ai.messages import Usage
 from ink.tools.processes import Survivor
 
@@ -84,9 +85,11 @@ class BangStart:
 
 @dataclass(frozen=True, slots=True)
 class BangEnd:
+    """``exit_code`` is ``null`` when the command never exited by itself (killed, or could not start)."""
+
     command: str
     output: str
-    exit_code: int | None
+    exit_code: int | None = always()
     input_id: str | None = None
     interrupted: bool | None = None
     source: str | None = None
