@@ -260,9 +260,6 @@ def build_compactor(
 def build_provider(settings: Settings) -> Provider:
     """The provider for ``settings.provider``; its module (and httpx) is imported only here."""
     info = settings.provider_info
-    # httpx imports its own command-line client (click, rich, pygments: ~30 ms, and a UI library in the
-    # core's process) whenever click happens to be installed; ink never uses it, so keep it out.
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     if info.protocol == "anthropic":
         from ink.ai.anthropic import AnthropicProvider
 
@@ -346,16 +343,18 @@ def bang_runner(settings: Settings, processes: ProcessRegistry) -> Callable[[str
 
 
 def hard_exit(processes: ProcessRegistry) -> Callable[[int], None]:
-    """The second interrupt (R21): no more waiting. SIGKILL every registered process group at once,
-    flush what can be flushed, and leave with ``status``."""
+    """The second interrupt (R21) for one app: see ``hard_exit_processes``."""
+    return lambda status: hard_exit_processes([processes], status)
 
-    def exit_now(status: int) -> None:
+
+def hard_exit_processes(registries: Sequence[ProcessRegistry], status: int) -> None:
+    """No more waiting: SIGKILL every registered process tree at once, flush what can be flushed, and
+    leave with ``status``."""
+    for processes in registries:
         processes.kill_all_now()  # only processes proven to be ours: a stale group id may be reused
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(status)
-
-    return exit_now
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

@@ -138,3 +138,8 @@ def test_write_shows_the_file_it_replaces(tmp_path: Path) -> None:
     ]
     fresh = tool_call("w", "write", {"path": "g.txt", "content": "x"}, tmp_path)
     assert fresh["content"][0]["oldText"] is None and fresh["kind"] == "edit"
+
+
+def test_json_nested_too_deep_for_the_parser_is_a_parse_error_not_a_crash() -> None:
+    with pytest.raises(RpcError, match="Parse error"):
+        parse_message(b"[" * 100_000)

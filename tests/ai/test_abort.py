@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent
@@ -78,7 +78,7 @@ class _Watch:
         self.name = inner.name
         self.c1_ready = asyncio.Event()
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         async for event in self.inner.stream(request):
             yield event
             if isinstance(event, ToolCallReady) and event.call.id == "c1":

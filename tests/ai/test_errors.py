@@ -307,3 +307,11 @@ async def test_an_error_event_opening_a_200_stream_is_retried(fake_server: FakeM
     retries = [e for e in events if isinstance(e, RetryScheduled)]
     assert len(retries) == 1 and "Overloaded" in retries[0].error
     assert done_message(events).text == "after the overload"
+
+
+async def test_absurdly_nested_tool_arguments_are_a_bad_response_not_a_crash(
+    fake_server: FakeModelServer, provider: Provider
+) -> None:
+    fake_server.script(Reply([tool_call("read", "[" * 100_000, id="deep")]))
+    with pytest.raises(BadResponse, match="malformed JSON arguments"):
+        await collect(provider, make_request())

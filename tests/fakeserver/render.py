@@ -117,6 +117,8 @@ def render_openai(reply: Reply, body: dict[str, Any], next_id: NextId) -> list[I
     if chunks.include_usage:
         out.append(chunks.usage(reply))
     out.append(b"data: [DONE]\n\n")
+    if reply.linger is not None:
+        out.append(reply.linger)
     return out
 
 
@@ -217,4 +219,6 @@ def render_anthropic(reply: Reply, body: dict[str, Any], next_id: NextId) -> lis
     usage = {"output_tokens": reply.usage.output_tokens}
     out.append(sse_event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
     out.append(sse_event("message_stop", {"type": "message_stop"}))
+    if reply.linger is not None:
+        out.append(reply.linger)
     return out

@@ -181,6 +181,7 @@ class Reply:
     fault: Fault | None = None
     chunk_delay: float = 0.0
     model: str | None = None
+    linger: Gate | None = None  # held open at this gate after the protocol's last event
 
     @property
     def stop_reason(self) -> str:

@@ -84,3 +84,8 @@ def test_lines_with_lone_surrogates_round_trip_as_json() -> None:
 
 def test_a_non_finite_number_is_written_as_null() -> None:
     assert json.loads(encode_line({"x": float("nan"), "y": [float("inf")]})) == {"x": None, "y": [None]}
+
+
+def test_json_nested_too_deep_for_the_parser_is_a_rejection_not_a_crash() -> None:
+    parsed = parse_line(b"[" * 100_000)
+    assert isinstance(parsed, Rejection) and "not valid JSON" in parsed.reason

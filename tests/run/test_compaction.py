@@ -180,7 +180,7 @@ async def test_an_overflow_answer_teaches_the_window_and_the_retry_fits(
     assert any(kind == "summary" for kind, _ in model.sizes)
 
 
-async def test_an_abort_while_summarising_shortens_instead_and_the_run_ends_aborted(
+async def test_an_abort_while_summarising_leaves_the_history_unchanged_and_the_run_ends_aborted(
     provider: OpenAIProvider | AnthropicProvider, fake_server: FakeModelServer
 ) -> None:
     hold = Gate()
@@ -190,12 +190,14 @@ async def test_an_abort_while_summarising_shortens_instead_and_the_run_ends_abor
     history, signal = History(), AbortSignal()
     running = asyncio.ensure_future(run(provider, compactor(provider, WINDOW, notices), history, signal))
     await hold.wait_reached_async()
+    before = [m for m in history.messages]
     signal.abort("user")
     result = await running
     hold.open()
 
     assert result.stop_reason == "aborted"
     assert any("interrupted" in n.text and n.level == "warning" for n in notices)
+    assert list(history.messages) == before  # stopping did not shorten any tool output
     assert strict_errors(history.messages) == [None, None]
 
 

@@ -320,3 +320,27 @@ async def test_R32_queue_entries_can_be_listed_edited_cancelled_and_switched(
     assert "drop me" not in str(texts)
     with pytest.raises(Exception, match="no longer queued"):
         h.controller.edit_queued(a.input_id, "too late")
+
+
+async def test_R1_a_reply_ends_for_the_run_at_its_last_event_not_when_the_server_closes(
+    h: Harness, fake_server: FakeModelServer
+) -> None:
+    """A server may keep the stream open after the last event: message_end and the tools must not wait
+    for it (the provider's bounded drain goes on in the background)."""
+    linger = Gate()
+    fake_server.script(
+        Reply([text("reading"), tool_call("read", {"x": "a"}, id="c1")], linger=linger), say("ok")
+    )
+    still_open: list[bool] = []
+    h.controller.subscribe(
+        lambda e: (
+            still_open.append(not fake_server.requests[0].finished.is_set())
+            if e.type == "message_end"
+            else None
+        )
+    )
+    h.controller.submit("go")
+    await fake_server.wait_for_requests_async(2)  # the tool ran and the next call went out meanwhile
+    assert still_open[0] is True
+    linger.open()
+    await h.settled()

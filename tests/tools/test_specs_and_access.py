@@ -27,22 +27,18 @@ def test_schemas_compile_and_forbid_extra_arguments(tools: dict[str, Tool]) -> N
         assert spec.parameters["additionalProperties"] is False
         assert set(spec.parameters["required"]) <= set(spec.parameters["properties"])
         minimal = {key: "x" for key in spec.parameters["required"]}
-        assert validate_arguments(name, spec.parameters, minimal) is None
-        problem = validate_arguments(name, spec.parameters, {**minimal, "bogus": 1})
+        assert validate_arguments(spec.parameters, minimal) is None
+        problem = validate_arguments(spec.parameters, {**minimal, "bogus": 1})
         assert problem is not None and "bogus" in problem
 
 
 def test_validation_catches_wrong_types(tools: dict[str, Tool]) -> None:
     edit = tools["edit"].spec
-    assert (
-        validate_arguments("edit", edit.parameters, {"path": "a", "edits": [{"old_text": "x"}]}) is not None
-    )
-    assert (
-        validate_arguments("edit", edit.parameters, {"path": "a", "old_text": "x", "new_text": "y"}) is None
-    )
+    assert validate_arguments(edit.parameters, {"path": "a", "edits": [{"old_text": "x"}]}) is not None
+    assert validate_arguments(edit.parameters, {"path": "a", "old_text": "x", "new_text": "y"}) is None
     bash = tools["bash"].spec
-    assert validate_arguments("bash", bash.parameters, {"command": "ls", "timeout": 0}) is not None
-    assert validate_arguments("bash", bash.parameters, {"command": "ls", "timeout": 1.5}) is None
+    assert validate_arguments(bash.parameters, {"command": "ls", "timeout": 0}) is not None
+    assert validate_arguments(bash.parameters, {"command": "ls", "timeout": 1.5}) is None
 
 
 def test_resolve_path(tmp_path: Path) -> None:

@@ -112,9 +112,10 @@ async def run_loop(
         reply = await _model_call(history, setup, tools, signal, emit)
         if isinstance(reply, ProviderError):
             return result("error", reply)
+        if reply is not None:
+            usage += reply.usage  # an aborted reply's tokens were spent too
         if reply is None or reply.stop_reason == "aborted":
             return result("aborted")
-        usage += reply.usage
         calls = reply.tool_calls
         if calls:
             if setup.max_iterations is not None and batches >= setup.max_iterations:  # R28

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from ink.agent.abort import AbortSignal, run_unless_aborted
@@ -17,7 +20,7 @@ from ink.ai.assembly import MessageBuilder
 from ink.ai.errors import BadResponse, ProviderError
 from ink.ai.messages import AssistantMessage, StopReason
 from ink.ai.provider import ModelRequest, Provider
-from ink.ai.stream import ReplyDone, RetryScheduled, TextDelta, ThinkingDelta, ToolCallReady
+from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,26 +50,17 @@ async def stream_reply(
     partial = _Partial(request.model, provider.name)
 
     async def consume() -> None:
-        async for event in provider.stream(request):
-            if not partial.started and not isinstance(event, RetryScheduled):
-                partial.started = True
-                emit(MessageStart())
-            match event:
-                case TextDelta(text=text):
-                    partial.add_text(text)
-                    emit(TextDeltaEvent(text))
-                case ThinkingDelta(text=text, signature=signature):
-                    if text:
-                        partial.add_thinking(text)
-                        emit(ThinkingDeltaEvent(text))
-                    if signature:
-                        partial.sign_thinking(signature)
-                case ToolCallReady(call=call):
-                    partial.add_call(call)
-                case RetryScheduled(attempt=attempt, delay_seconds=delay, error=error):
-                    emit(RetryEvent(attempt, delay, error))
-                case ReplyDone(message=message):
-                    partial.done = message
+        stream: AsyncGenerator[StreamEvent, None] | None = provider.stream(request)
+        assert stream is not None
+        try:
+            async for event in stream:
+                if _take(event, partial, emit):
+                    _finish_in_background(stream)  # the reply is whole: nothing more waits for the rest
+                    stream = None
+                    return
+        finally:
+            if stream is not None:  # failed or cancelled: close the response now, not at GC
+                await stream.aclose()
 
     error: ProviderError | None = None
     try:
@@ -93,3 +87,49 @@ def _cut_off(partial: _Partial, stop: StopReason, error: ProviderError | None, e
     if partial.started:
         emit(MessageEnd(message, message.usage))
     return ReplyOutcome(message if partial.blocks else None, error)
+
+
+def _take(event: StreamEvent, partial: _Partial, emit: Emit) -> bool:
+    """Record one stream event and announce it; True when it completes the reply."""
+    if not partial.started and not isinstance(event, RetryScheduled):
+        partial.started = True
+        emit(MessageStart())
+    match event:
+        case TextDelta(text=text):
+            partial.add_text(text)
+            emit(TextDeltaEvent(text))
+        case ThinkingDelta(text=text, signature=signature):
+            if text:
+                partial.add_thinking(text)
+                emit(ThinkingDeltaEvent(text))
+            if signature:
+                partial.sign_thinking(signature)
+        case ToolCallReady(call=call):
+            partial.add_call(call)
+        case RetryScheduled(attempt=attempt, delay_seconds=delay, error=error):
+            emit(RetryEvent(attempt, delay, error))
+        case ReplyDone(message=message):
+            partial.done = message
+            return True
+    return False
+
+
+_finishing: set[asyncio.Task[None]] = set()  # held: the event loop keeps only weak references
+
+
+def _finish_in_background(stream: AsyncGenerator[StreamEvent, None]) -> None:
+    """Let the provider read what follows the reply's last event (so the connection goes back to the
+    pool for the next call) without holding up ``message_end`` or the tools: a server that keeps the
+    stream open costs only the provider's own bounded drain, off the run's path."""
+
+    async def finish() -> None:
+        try:
+            async with aclosing(stream):
+                async for _ in stream:
+                    pass
+        except ProviderError:
+            pass  # the reply was already complete
+
+    task = asyncio.ensure_future(finish())
+    _finishing.add(task)
+    task.add_done_callback(_finishing.discard)

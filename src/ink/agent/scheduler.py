@@ -150,7 +150,7 @@ class ToolScheduler:
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return _error(call, f"Unknown tool {call.name!r}. Available tools: {known}.")
-        problem = validate_arguments(tool.spec.name, tool.spec.parameters, call.arguments)
+        problem = validate_arguments(tool.spec.parameters, call.arguments)
         if problem is not None:
             return _error(call, f"Invalid arguments for {call.name}: {problem}")
         if self._before_tool is not None:

@@ -6,22 +6,21 @@ can act on (which argument, what was wrong), never an exception.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-_compiled: dict[str, tuple[str, Callable[[Any], Any]]] = {}
+_compiled: dict[int, tuple[Mapping[str, Any], Callable[[Any], Any]]] = {}
 
 
-def validate_arguments(tool_name: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
-    """Return None when ``args`` fit ``schema``, else a one-line description of the first problem."""
+def validate_arguments(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    """Return None when ``args`` fit ``schema``, else a one-line description of the first problem.
+    Each schema object is compiled once (tools keep theirs for their lifetime)."""
     import fastjsonschema
 
-    key = json.dumps(schema, sort_keys=True)
-    cached = _compiled.get(tool_name)
-    if cached is None or cached[0] != key:
-        cached = (key, fastjsonschema.compile(dict(schema)))
-        _compiled[tool_name] = cached
+    cached = _compiled.get(id(schema))
+    if cached is None or cached[0] is not schema:  # the identity check guards against a reused id
+        cached = (schema, fastjsonschema.compile(dict(schema)))
+        _compiled[id(schema)] = cached
     try:
         cached[1](dict(args))
     except fastjsonschema.JsonSchemaValueException as exc:

@@ -118,7 +118,7 @@ def parse_arguments(raw: str, name: str, call_id: str, provider: str) -> Mapping
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         raise BadResponse(
             f"tool call {name!r} ({call_id}) has malformed JSON arguments: {exc}: {raw[:200]!r}",
             provider=provider,
@@ -135,7 +135,7 @@ def load_chunk(data: str, provider: str) -> dict[str, Any]:
     """One SSE ``data`` payload as a JSON object. Raises ``BadResponse`` naming what was wrong."""
     try:
         value = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         raise BadResponse(
             f"malformed chunk (invalid JSON: {exc}): {data[:200]!r}", provider=provider
         ) from exc

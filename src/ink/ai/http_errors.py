@@ -95,7 +95,7 @@ def error_from_response(response: httpx.Response, provider: str) -> ProviderErro
     text = response.text
     try:
         payload: Any = json.loads(text) if text else None
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = None
     message, kind, code = error_details(payload)
     if message is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -40,4 +40,4 @@ class Provider(Protocol):
 
     name: str
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]: ...

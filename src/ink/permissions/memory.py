@@ -78,7 +78,7 @@ class PermissionMemory:
     def _trusted(self) -> dict[str, object]:
         try:
             data = json.loads(self.trust_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 

@@ -9,7 +9,7 @@ provider redacts them once, where they enter ink (the ``ProviderError``'s messag
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -27,7 +27,7 @@ class RedactingProvider:
         self.name = inner.name
         self.redact = Redactor(secrets)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Raises what ``inner`` raises, redacted. Closing or cancelling this stream closes ``inner``'s."""
         events: Any = self.inner.stream(request)
         try:

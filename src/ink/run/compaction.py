@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Literal
 
@@ -154,7 +155,8 @@ class Compactor:
     ) -> CompactionOutcome:
         """Summarise the older part of ``history`` (``instructions``: the user's focus for ``/compact``).
 
-        Falls back to truncating tool outputs when summarising fails or ``signal`` aborts it. Never raises
+        Falls back to truncating tool outputs when summarising fails; an abort leaves the history as it
+        was. Never raises
         a ``ProviderError``; cancellation of the caller propagates (the history is then unchanged).
         """
         self._emit = emit
@@ -174,6 +176,9 @@ class Compactor:
         try:
             summary = await self._summarise(messages[:cut], signal, instructions)
         except _SummaryFailed as exc:
+            if signal.aborted:  # the user stopped it: stopping must not cost the history any detail
+                self._notify("Compaction interrupted; the conversation is unchanged.", "warning")
+                return CompactionOutcome(False, tokens_before=before, tokens_after=before, error=str(exc))
             return self._truncate(history, cut, before, str(exc))
         current = history.messages
         if len(current) < cut or any(a is not b for a, b in zip(current[:cut], messages[:cut], strict=True)):
@@ -219,9 +224,10 @@ class Compactor:
         return summary
 
     async def _collect(self, request: ModelRequest) -> AssistantMessage:
-        async for event in self.provider.stream(request):
-            if isinstance(event, ReplyDone):
-                return event.message
+        async with aclosing(self.provider.stream(request)) as events:  # closes the response on return
+            async for event in events:
+                if isinstance(event, ReplyDone):
+                    return event.message
         raise BadResponse("the stream ended without a complete reply", provider=self.provider.name)
 
     def _truncate(self, history: History, end: int, before: int, why: str) -> CompactionOutcome:

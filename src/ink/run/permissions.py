@@ -61,8 +61,9 @@ class PermissionBroker:
         except TimeoutError:
             decision = "timeout"
         except asyncio.CancelledError:
-            if not signal.aborted:
-                raise
+            task = asyncio.current_task()
+            if not future.cancelled() or (task is not None and task.cancelling()):
+                raise  # not our abort's doing: only the code that cancelled may absorb it
             decision = "cancelled"
         finally:
             remove()

@@ -39,7 +39,7 @@ def decode(line: bytes) -> dict[str, Any]:
     """Parse one line. Raises ``ValueError`` with the reason when it is not a JSON object with a type."""
     try:
         data = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ValueError(f"invalid JSON: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ValueError("not an entry object with a 'type'")

@@ -96,7 +96,7 @@ def parse_message(line: bytes) -> Call | Reply:
     """Read one line. Raises ``RpcError`` (parse error, invalid request, invalid params) otherwise."""
     try:
         data = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: too deep
         raise RpcError(PARSE_ERROR, f"Parse error: the line is not valid JSON ({exc})") from None
     if isinstance(data, list):
         raise RpcError(INVALID_REQUEST, "Invalid request: batches are not supported; send one message a line")

@@ -147,11 +147,18 @@ class AcpServer(StdioServer):
             "agentInfo": {"name": "ink", "title": "ink", "version": __version__},
         }
 
+    def _force_exit(self, status: int) -> None:
+        """R21: the second interrupt. Write what is pending, then end every process and leave."""
+        from ink.wiring import hard_exit_processes
+
+        self.writer.flush_now()
+        hard_exit_processes([s.app.processes for s in self.sessions.values()], status)
+
     def new_session(self, call: Call) -> dict[str, Any]:
         from ink.wiring import build_app
 
         settings = self._session_settings(call.params)
-        app = build_app(settings)
+        app = build_app(settings, force_exit=self._force_exit)
         session_id = app.session_id or uuid.uuid4().hex  # --no-session: an id for this process only
         self.sessions[session_id] = AcpSession(session_id, app, self.peer)
         return {"sessionId": session_id}
@@ -165,7 +172,7 @@ class AcpServer(StdioServer):
         if session is None:
             if settings.no_session:
                 raise RpcError(INVALID_REQUEST, "sessions are off (--no-session): there is nothing to load")
-            session = AcpSession(session_id, _resumed_app(settings, session_id), self.peer)
+            session = AcpSession(session_id, _resumed_app(settings, session_id, self._force_exit), self.peer)
             self.sessions[session_id] = session
         session.replay()
         return {}
@@ -219,12 +226,12 @@ class AcpServer(StdioServer):
         return replace(self.settings, cwd=cwd.resolve())
 
 
-def _resumed_app(settings: Settings, session_id: str) -> Any:
+def _resumed_app(settings: Settings, session_id: str, force_exit: Callable[[int], None]) -> Any:
     from ink.store import AmbiguousSession, SessionError, SessionNotFound
     from ink.wiring import SessionChoice, build_app
 
     try:
-        return build_app(settings, session=SessionChoice(resume_id=session_id))
+        return build_app(settings, session=SessionChoice(resume_id=session_id), force_exit=force_exit)
     except (SessionNotFound, AmbiguousSession) as exc:
         raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": session_id}) from None
     except SessionError as exc:  # damaged, or open in another ink process

@@ -83,7 +83,7 @@ def parse_line(raw: bytes) -> Command | Rejection:
     text, utf8_problem = _decode(raw)
     try:
         data = json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         return Rejection(utf8_problem or f"the line is not valid JSON: {exc}")
     if not isinstance(data, dict):
         return Rejection(f"a command must be a JSON object, got {_json_kind(data)}")
@@ -143,7 +143,7 @@ def overlong_rejection(head: bytes, limit: int) -> Rejection:
         return Rejection(reason, command=kind)
     try:
         command_id = json.loads(raw_id)
-    except ValueError:
+    except (ValueError, RecursionError):
         return Rejection(reason, command=kind)
     return Rejection(reason, command_id, True, kind)
 
