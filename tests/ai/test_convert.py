@@ -21,9 +21,15 @@ from ink.ai.messages import (
     UserMessage,
 )
 from ink.ai.openai_convert import openai_body
-from tests.ai.helpers import make_request
-from tests.fakeserver import FakeModelServer, check_anthropic_history, check_openai_history
-from tests.fakeserver.script import Reply, text
+from tests.ai.helpers import collect, done_message, make_request, provider_for
+from tests.fakeserver import (
+    FakeModelServer,
+    Reply,
+    check_anthropic_history,
+    check_openai_history,
+    malformed,
+    text,
+)
 
 NOT_EXECUTED = "Cancelled by the user: not executed."
 MARKER = UserMessage("[interrupted by the user]", kind="interruption")
@@ -241,3 +247,29 @@ def test_results_are_put_first_in_a_merged_anthropic_message() -> None:
     an = anthropic_body(make_request(history))
     assert [b["type"] for b in an["messages"][2]["content"]] == ["tool_result", "text"]
     assert check_anthropic_history(an) is None
+
+
+async def test_redacted_thinking_is_kept_and_sent_back_unchanged(fake_server: FakeModelServer) -> None:
+    """With thinking and tools on, Anthropic rejects a tool loop that drops its redacted_thinking blocks."""
+    start = {
+        "type": "content_block_start",
+        "index": 9,
+        "content_block": {"type": "redacted_thinking", "data": "EnCr"},
+    }
+    stop = {"type": "content_block_stop", "index": 9}
+    fake_server.script(
+        Reply(
+            [
+                malformed(json.dumps(start), event="content_block_start"),
+                malformed(json.dumps(stop), event="content_block_stop"),
+                text("ok"),
+            ]
+        )
+    )
+    provider = provider_for("anthropic", fake_server)
+    message = done_message(await collect(provider, make_request()))
+    await provider.aclose()
+    assert message.content[0] == ThinkingBlock("", "EnCr", redacted=True)
+    body = anthropic_body(make_request([UserMessage("hi"), message, UserMessage("go on")]))
+    assert body["messages"][1]["content"][0] == {"type": "redacted_thinking", "data": "EnCr"}
+    assert check_anthropic_history(body) is None

@@ -19,7 +19,7 @@ from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse, with_retries
 from ink.ai.http_errors import error_details, error_for_status
-from ink.ai.messages import StopReason, ToolCall, Usage
+from ink.ai.messages import StopReason, ThinkingBlock, ToolCall, Usage
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
@@ -175,6 +175,10 @@ class _EventReader:
                 yield TextDelta(str(block["text"]))
         elif kind == "thinking":
             self.builder.add_thinking(str(block.get("thinking") or ""), new_block=True)
+        elif kind == "redacted_thinking":
+            if not isinstance(block.get("data"), str):
+                raise self._bad("a redacted_thinking block without its data", event)
+            self.builder.add_block(ThinkingBlock("", block["data"], redacted=True))
         elif kind == "tool_use":
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise self._bad("a tool_use block without an id or name", event)

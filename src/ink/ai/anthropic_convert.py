@@ -91,6 +91,8 @@ def _assistant_block(block: TextBlock | ThinkingBlock | ToolCall) -> dict[str, A
     match block:
         case TextBlock(text=text):
             return {"type": "text", "text": text} if text.strip() else None
+        case ThinkingBlock(signature=data, redacted=True):
+            return {"type": "redacted_thinking", "data": data} if data else None
         case ThinkingBlock(thinking=thinking, signature=signature):
             # Without its signature the API rejects the block; dropping it only loses old reasoning.
             return {"type": "thinking", "thinking": thinking, "signature": signature} if signature else None

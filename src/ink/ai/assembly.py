@@ -103,6 +103,10 @@ class MessageBuilder:
     def add_call(self, call: ToolCall) -> None:
         self._growing.append(call)
 
+    def add_block(self, block: AssistantBlock) -> None:
+        """A block that arrives whole (Anthropic's redacted thinking)."""
+        self._growing.append(block)
+
     @property
     def has_calls(self) -> bool:
         return any(isinstance(b, ToolCall) for b in self._growing.blocks)

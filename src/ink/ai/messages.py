@@ -52,10 +52,13 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingBlock:
-    """Model reasoning. ``signature`` is Anthropic's opaque proof, required when the block is sent back."""
+    """Model reasoning. ``signature`` is Anthropic's opaque proof, required when the block is sent back.
+    ``redacted``: reasoning the service encrypted (Anthropic ``redacted_thinking``); ``signature`` then
+    holds its ``data``, which must be sent back unchanged in a tool loop."""
 
     thinking: str
     signature: str | None = None
+    redacted: bool | None = None
     type: Literal["thinking"] = "thinking"
 
 
@@ -173,7 +176,7 @@ def _block_from_json(data: Mapping[str, Any]) -> AssistantBlock:
         case "text":
             return TextBlock(str(data["text"]))
         case "thinking":
-            return ThinkingBlock(str(data["thinking"]), data.get("signature"))
+            return ThinkingBlock(str(data["thinking"]), data.get("signature"), data.get("redacted") or None)
         case "tool_call":
             args = data["arguments"]
             if not isinstance(args, Mapping):
