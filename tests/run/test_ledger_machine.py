@@ -146,6 +146,26 @@ class ControllerMachine(RuleBasedStateMachine):
             self.tool.gate(cid).set()
         self.settle()
 
+    @rule(then=st.sampled_from(["abort", "redirect"]))
+    def submit_and_stop_in_one_step(self, then: str) -> None:
+        """A submit and an abort (or a redirect) with no await between them (one RPC read holding both
+        lines): the stop must land on the run the submit started."""
+        c = self.harness.controller
+        self.next_kind = "text"
+        first, second = f"m{next(self.texts)}", f"r{next(self.texts)}"
+
+        def both() -> list[str]:
+            ids = [c.submit(first).input_id]
+            if then == "abort":
+                c.abort()
+            else:
+                ids.append(c.interrupt_with(second).input_id)
+            return ids
+
+        self.submitted.extend(self.act(both))
+        self._mark_stale()
+        self.settle()
+
     @rule()
     def abort(self) -> None:
         self.act(self.harness.controller.abort)
@@ -206,6 +226,9 @@ class ControllerMachine(RuleBasedStateMachine):
         restored_events = [e for e in self.harness.events if isinstance(e, RunEnd | InputRestored)]
         restored_ids = [r.input_id for e in restored_events for r in e.restored_input]
         assert len(restored_ids) == len(set(restored_ids)), "an input was restored twice"
+        for input_id in self.submitted:
+            if ledger.state(input_id) == "restored":
+                assert input_id in restored_ids, f"{input_id} restored but never handed back to the user"
         for e in restored_events:
             seqs = [int(r.input_id.split("-")[1]) for r in e.restored_input]
             assert seqs == sorted(seqs), "restored input out of submission order"

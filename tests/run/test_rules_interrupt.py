@@ -65,8 +65,7 @@ async def test_R17_abort_closes_the_model_stream(fake_server: FakeModelServer, p
     h = Harness(fake_server, protocol=protocol)
     end = await aborted_while_streaming(h, fake_server)
     request = fake_server.requests[0]
-    request.client_left.wait(5)
-    assert request.client_left.is_set()
+    assert await request.wait_finished_async() == "client_left"
     assert end.stop_reason == "aborted"
     await h.aclose()
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ink.agent.events import InputTaken
-from ink.run.controller import Modes
+from ink.run.controller import Modes, QueueError
 from ink.run.events import QueueUpdate
 from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
@@ -318,7 +318,7 @@ async def test_R32_queue_entries_can_be_listed_edited_cancelled_and_switched(
     texts = fake_server.user_texts()
     assert texts[1:] == [["start", "fixed"], ["start", "fixed", "make me a follow-up"]]
     assert "drop me" not in str(texts)
-    with pytest.raises(Exception, match="no longer queued"):
+    with pytest.raises(QueueError, match="no longer queued"):
         h.controller.edit_queued(a.input_id, "too late")
 
 
