@@ -239,12 +239,23 @@ def scrollback_words(raw: bytes) -> list[str]:
 
 
 def run_print(server: FakeModelServer, words: list[str], pacing: Pacing, work: Path) -> Sample:
+    args = ["-m", "ink", "-p", "--no-session", "--base-url", server.openai_base_url, "--api-key", "k", "go"]
+    return run_headless(server, words, pacing, work, args)
+
+
+def run_bare(server: FakeModelServer, words: list[str], pacing: Pacing, work: Path) -> Sample:
+    """The same stream read by httpx + httpx-sse alone (bench/bare_sse.py): the HTTP stack's floor."""
+    bare = Path(__file__).resolve().parent / "bare_sse.py"
+    return run_headless(server, words, pacing, work, [str(bare), server.openai_base_url])
+
+
+def run_headless(
+    server: FakeModelServer, words: list[str], pacing: Pacing, work: Path, args: list[str]
+) -> Sample:
+    """Run ``python ARGS`` (which prints the reply's words on stdout) against one paced stream."""
     server.script(script(words, pacing))
     before = len(server.requests)
-    args = [sys.executable, "-m", "ink", "-p", "--no-session", "--base-url", server.openai_base_url]
-    proc = subprocess.Popen(
-        [*args, "--api-key", "k", "go"], env=env_for(work), cwd=work, stdout=subprocess.PIPE
-    )
+    proc = subprocess.Popen([sys.executable, *args], env=env_for(work), cwd=work, stdout=subprocess.PIPE)
     ps = psutil.Process(proc.pid)
     server.wait_for_requests(before + 1, 20)
     start_cpu, start = _cpu(ps), time.monotonic()
@@ -266,21 +277,25 @@ def main(argv: list[str]) -> int:
 
     fake._Handler.disable_nagle_algorithm = True  # real services send each chunk at once
     words = reply_words(ns.chunks)
-    results: list[tuple[int, list[Sample], list[Sample]]] = []
+    results: Results = []
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
         work = Path(tmp)
         for burst in BURSTS:
             pacing = calibrated(server, words, ns.rate, burst, work)
             tui = [run_tui(server, words, pacing, work) for _ in range(ns.runs)]
             headless = [run_print(server, words, pacing, work) for _ in range(ns.runs)]
-            results.append((burst, tui, headless))
+            bare = [run_bare(server, words, pacing, work) for _ in range(ns.runs)]
+            results.append((burst, tui, headless, bare))
     report = render(ns, results)
     RESULTS.write_text(report)
     print(report)
-    return 0 if all(s.complete for _, tui, headless in results for s in tui + headless) else 1
+    return 0 if all(s.complete for _, tui, headless, _ in results for s in tui + headless) else 1
 
 
-def render(ns: argparse.Namespace, results: list[tuple[int, list[Sample], list[Sample]]]) -> str:
+Results = list[tuple[int, list[Sample], list[Sample], list[Sample]]]
+
+
+def render(ns: argparse.Namespace, results: Results) -> str:
     lines = [
         "# TUI under a fast stream",
         "",
@@ -296,10 +311,11 @@ def render(ns: argparse.Namespace, results: list[tuple[int, list[Sample], list[S
     ]
     echoes: list[float] = []
     shares = []
-    for burst, tui, headless in results:
+    for burst, tui, headless, bare in results:
         pacing = f"bursts of {burst}" if burst > 1 else "one chunk per write"
         lines.append(_row("ink TUI", pacing, tui, f"<= {TARGET_CPU:g} %"))
         lines.append(_row("ink -p (no UI, same stream)", pacing, headless, ""))
+        lines.append(_row("httpx + httpx-sse alone (no ink)", pacing, bare, ""))
         echoes += [e for s in tui for e in s.echo_ms]
         share = statistics.median(s.cpu_percent for s in tui) - statistics.median(
             s.cpu_percent for s in headless
@@ -318,8 +334,11 @@ def render(ns: argparse.Namespace, results: list[tuple[int, list[Sample], list[S
         "terminal (TUI) or the stream has ended (print mode); the rate is the server's, from the request to "
         "its last chunk. Completeness replays the whole terminal output into pyte and compares the words of "
         'its scrollback with the reply (print mode: stdout). "One chunk per write" makes every chunk its '
-        "own TCP segment and its own wake-up of ink's event loop: the core's cost per chunk (the ink -p "
-        "row) then dominates.",
+        "own TCP segment and its own wake-up of the event loop. The last row of each pacing is the floor: "
+        "bench/bare_sse.py reads the same stream with httpx + httpx-sse + json and no ink code at all. "
+        "With one chunk per write that floor alone is above the 35 % target (one epoll wake-up, recv, "
+        "httpcore's anyio cancel scope, h11's chunked reader and the SSE decoder per chunk); real services "
+        "batch several events per TCP segment at these rates (the bursts rows), where the target is met.",
         "",
     ]
     return "\n".join(lines)
