@@ -3,6 +3,7 @@ the fake model server and (where processes matter) the real bash tool."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,6 +45,19 @@ async def aborted_while_streaming(h: Harness, fake_server: FakeModelServer, *que
     assert h.controller.abort() is True
     await h.settled()
     return h.run_ends()[-1]
+
+
+async def running_a_stubborn_tool(
+    server: FakeModelServer, grace: float
+) -> tuple[Harness, ScriptedTool, asyncio.Event]:
+    """A run whose one tool call (``s1``) has started and ignores aborts until its gate is set."""
+    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
+    h = Harness(server, tools=[stubborn], grace_seconds=grace)
+    gate = stubborn.gate("s1")
+    server.script(Reply([tool_call("stubborn", {}, id="s1")]))
+    h.controller.submit("go")
+    await stubborn.started_event("s1").wait()
+    return h, stubborn, gate
 
 
 def test_R7_top_level_events_carry_no_source() -> None:
@@ -138,12 +152,7 @@ async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
 async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
     fake_server: FakeModelServer,
 ) -> None:
-    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
-    h = Harness(fake_server, tools=[stubborn], grace_seconds=0.1)
-    gate = stubborn.gate("s1")
-    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
-    h.controller.submit("go")
-    await stubborn.started_event("s1").wait()
+    h, stubborn, gate = await running_a_stubborn_tool(fake_server, grace=0.1)
     h.controller.abort()
     cancelling = await h.wait_type("tool_cancelling", tool_call_id="s1")
     assert cancelling.grace_seconds == 0.1  # type: ignore[union-attr]
@@ -162,12 +171,7 @@ async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
 async def test_R21_running_until_settled_and_a_second_interrupt_force_exits_130(
     fake_server: FakeModelServer,
 ) -> None:
-    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
-    h = Harness(fake_server, tools=[stubborn], grace_seconds=30)
-    gate = stubborn.gate("s1")
-    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
-    h.controller.submit("go")
-    await stubborn.started_event("s1").wait()
+    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.interrupt()
     await h.wait_type("tool_cancelling")
     assert h.controller.state == "running" and h.forced_exits == []
@@ -339,12 +343,7 @@ async def test_R35_a_setsid_escapee_is_reaped_or_reported(
 async def test_R36_input_typed_while_the_abort_settles_is_restored_not_run(
     fake_server: FakeModelServer,
 ) -> None:
-    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
-    h = Harness(fake_server, tools=[stubborn], grace_seconds=30)
-    gate = stubborn.gate("s1")
-    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
-    h.controller.submit("go")
-    await stubborn.started_event("s1").wait()
+    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.submit("before the abort")
     h.controller.abort()
     await h.wait_type("tool_cancelling")
@@ -410,12 +409,7 @@ async def test_R24_a_redirect_in_the_same_step_as_the_submit_runs(
 async def test_R21_only_a_second_interrupt_force_exits_not_an_interrupt_after_another_abort(
     fake_server: FakeModelServer,
 ) -> None:
-    stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
-    h = Harness(fake_server, tools=[stubborn], grace_seconds=30)
-    gate = stubborn.gate("s1")
-    fake_server.script(Reply([tool_call("stubborn", {}, id="s1")]))
-    h.controller.submit("go")
-    await stubborn.started_event("s1").wait()
+    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.abort()  # e.g. the RPC abort command, or end of input
     await h.wait_type("tool_cancelling")
     h.controller.interrupt()  # the user's first Ctrl+C
