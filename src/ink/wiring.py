@@ -68,24 +68,18 @@ class App:
 
     def new_session(self) -> None:
         """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""
-        if self.controller.state != "idle":
-            raise QueueError("a new session can only start while idle")
-        history = History()
-        if self.session is not None and self.sessions is not None:
-            self.session.close()
-            self.session = self.sessions.create(
-                self.settings.cwd, self.settings.model, self.settings.provider
-            )
-            self.controller.subscribe(self.session.on_event)
-            history = self.session.history
-        self.controller.new_session(history)
-        self.usage.new_session()
+        self._require_idle("a new session")
+        if self.sessions is None:  # --no-session: a fresh history, still nothing written
+            self.controller.new_session(History())
+            self.usage.new_session()
+            return
+        settings = self.settings
+        self._swap_session(self.sessions.create(settings.cwd, settings.model, settings.provider))
 
     def resume_session(self, info: SessionInfo) -> None:
         """``/resume``: go on with another session in place of this one. Raises ``QueueError`` unless idle,
         ``SessionError`` when it cannot be loaded or opened (the current session then stays as it was)."""
-        if self.controller.state != "idle":
-            raise QueueError("a session can only be resumed while idle")
+        self._require_idle("resuming a session")
         if self.sessions is None:
             from ink.store import SessionError
 
@@ -95,14 +89,23 @@ class App:
         now = (self.settings.model, self.settings.provider)
         if loaded is not None and (loaded.model, loaded.provider) != now:
             handle.record_model_change(*now)
-        if self.session is not None:
-            self.session.close()
-        self.session = handle
-        self.controller.subscribe(handle.on_event)
-        self.controller.new_session(handle.history)
-        self.usage.new_session()
+        self._swap_session(handle)
         if loaded is not None:
             self.usage.session, self.usage.session_cost = loaded.usage, loaded.cost
+
+    def _require_idle(self, what: str) -> None:
+        if self.controller.state != "idle":
+            raise QueueError(f"{what} can only start while idle")
+
+    def _swap_session(self, handle: SessionHandle) -> None:
+        """Close the current session file, and give the controller ``handle``'s history."""
+        if self.session is not None:
+            self.session.close()
+        self._unsubscribe_session()
+        self.session = handle
+        self._unsubscribe_session = self.controller.subscribe(handle.on_event)
+        self.controller.new_session(handle.history)
+        self.usage.new_session()
 
     def compact(self, instructions: str = "") -> bool:
         """``/compact``: summarise the older history now, as a command occupying the controller.
