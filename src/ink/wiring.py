@@ -201,6 +201,8 @@ def open_session(
 ) -> tuple[SessionStore | None, SessionHandle | None, History]:
     """The session store, the open session (None with ``--no-session``) and the history to start from.
     With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
+    if settings.no_session and choice == NEW_SESSION:
+        return None, None, History()  # nothing to read or write: the store is not even imported
     from ink.store import SessionStore
 
     store = SessionStore(settings.session_dir, secrets=settings.secrets, on_error=_session_write_failed)

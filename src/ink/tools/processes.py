@@ -20,8 +20,14 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import psutil
+from ink.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # ~5 ms: loaded when the first process is registered or reaped
 
 TOKEN_ENV = "INK_PROCESS_TOKEN"
 DEFAULT_KILL_DELAY = 0.5
