@@ -17,7 +17,7 @@ import httpx
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse, with_retries
+from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ThinkingBlock, ToolCall, Usage
 from ink.ai.provider import ModelRequest
@@ -36,7 +36,7 @@ STOP: dict[str, StopReason] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SseProvider):
     """Streams replies from ``{base_url}/v1/messages``.
 
     ``client`` (shared, closed by its owner) or ``transport`` (for a client this provider creates and
@@ -65,10 +65,6 @@ class AnthropicProvider:
         )
 
     @property
-    def base_url(self) -> str:
-        return self.http.base_url
-
-    @property
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"
 
@@ -81,14 +77,6 @@ class AnthropicProvider:
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return self.http.headers(headers)
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
-        Raises a ``ProviderError``; cancelling the consumer closes the connection."""
-        return with_retries(lambda: self._attempt(request), self.http.retry)
 
     async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         reader = _EventReader(MessageBuilder(request.model, self.name), self.name)

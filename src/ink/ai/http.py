@@ -24,6 +24,7 @@ from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from ink.ai.errors import BadResponse, ProviderError, RateLimited
 from ink.ai.http_errors import error_from_response, error_from_transport
+from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -182,3 +183,26 @@ class HttpEndpoint:
         if self._owns_client and self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+class SseProvider:
+    """What both providers share once they have an ``HttpEndpoint``: ``stream`` runs attempts under the
+    retry policy; a subclass parses one attempt (``_attempt``) in its own protocol."""
+
+    name: str
+    http: HttpEndpoint
+
+    @property
+    def base_url(self) -> str:
+        return self.http.base_url
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
+        Raises a ``ProviderError``; cancelling the consumer closes the connection."""
+        return with_retries(lambda: self._attempt(request), self.http.retry)
+
+    def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        raise NotImplementedError

@@ -19,7 +19,7 @@ import httpx
 
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, drain, stream_sse, with_retries
+from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai_convert import openai_body
@@ -36,7 +36,7 @@ FINISH: dict[str, StopReason] = {
 }
 
 
-class OpenAIProvider:
+class OpenAIProvider(SseProvider):
     """Streams replies from ``{base_url}/chat/completions``.
 
     ``client`` (shared, closed by its owner) or ``transport`` (for a client this provider creates and
@@ -65,10 +65,6 @@ class OpenAIProvider:
         self.max_tokens_field = max_tokens_field or default_field
 
     @property
-    def base_url(self) -> str:
-        return self.http.base_url
-
-    @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
@@ -77,14 +73,6 @@ class OpenAIProvider:
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         return self.http.headers(headers)
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        """Yields deltas, ``ToolCallReady`` and ``RetryScheduled`` events, then one ``ReplyDone``.
-        Raises a ``ProviderError``; cancelling the consumer closes the connection."""
-        return with_retries(lambda: self._attempt(request), self.http.retry)
 
     async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         body = openai_body(request, max_tokens_field=self.max_tokens_field)
