@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.acp.client import AcpClient
-from tests.fakeserver import FakeModelServer
+from tests.fakeserver import FakeModelServer, Gate, Reply, text
 from tests.jsonl_client import started_clients
 
 StartAcp = Callable[..., AcpClient]
@@ -34,3 +34,18 @@ def open_session(ink: AcpClient, cwd: Path) -> str:
 
 def text_prompt(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
+
+
+def held_prompt(
+    start_acp: StartAcp, server: FakeModelServer, cwd: Path, prompt: str, *then: Reply | str
+) -> tuple[AcpClient, str, Any, Gate]:
+    """A session whose first prompt is in flight, its model reply held at the start (``then``: the
+    replies scripted after it). Returns the client, the session id, the prompt's request id and the
+    gate holding the reply (open it to let the fake server's thread go)."""
+    gate = Gate()
+    server.script(Reply([gate, text("never shown")]), *then)
+    ink = start_acp()
+    session = open_session(ink, cwd)
+    request = ink.send("session/prompt", sessionId=session, prompt=text_prompt(prompt))
+    gate.wait_reached()
+    return ink, session, request, gate

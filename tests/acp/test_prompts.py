@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.conftest import StartAcp, open_session, text_prompt
+from tests.acp.conftest import StartAcp, held_prompt, open_session, text_prompt
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, call, say, text, thinking, tool_call
 
 MARKER = "[interrupted by the user]"
@@ -148,12 +148,7 @@ def test_a_prompt_while_running_is_queued_as_a_follow_up_and_each_prompt_is_answ
 def test_cancel_with_a_queued_prompt_ends_both_cancelled_and_runs_neither_again(
     fake_server: FakeModelServer, start_acp: StartAcp, project: Path
 ) -> None:
-    gate = Gate()
-    fake_server.script(Reply([gate, text("x")]), say("after"))
-    ink = start_acp()
-    session = open_session(ink, project)
-    first = ink.send("session/prompt", sessionId=session, prompt=text_prompt("first"))
-    gate.wait_reached()
+    ink, session, first, gate = held_prompt(start_acp, fake_server, project, "first", say("after"))
     second = ink.send("session/prompt", sessionId=session, prompt=text_prompt("queued"))
     ink.notify("session/cancel", sessionId=session)
     assert ink.wait_response(first)["result"] == {"stopReason": "cancelled"}
@@ -227,12 +222,7 @@ def test_an_embedded_resource_reaches_the_model_as_context(
 def test_end_of_input_during_a_run_aborts_it_answers_cancelled_and_exits_0(
     fake_server: FakeModelServer, start_acp: StartAcp, project: Path
 ) -> None:
-    gate = Gate()
-    fake_server.script(Reply([gate, text("never")]))
-    ink = start_acp()
-    session = open_session(ink, project)
-    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("work"))
-    gate.wait_reached()
+    ink, _session, prompt, gate = held_prompt(start_acp, fake_server, project, "work")
     ink.close_stdin()
     assert ink.wait_response(prompt)["result"] == {"stopReason": "cancelled"}
     assert ink.wait_exit() == 0
@@ -243,12 +233,7 @@ def test_end_of_input_during_a_run_aborts_it_answers_cancelled_and_exits_0(
 def test_sigint_aborts_the_run_like_a_cancel_and_the_agent_goes_on(
     fake_server: FakeModelServer, start_acp: StartAcp, project: Path
 ) -> None:
-    gate = Gate()
-    fake_server.script(Reply([gate, text("never")]), say("next"))
-    ink = start_acp()
-    session = open_session(ink, project)
-    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("work"))
-    gate.wait_reached()
+    ink, session, prompt, gate = held_prompt(start_acp, fake_server, project, "work", say("next"))
     ink.signal(signal.SIGINT)
     assert ink.wait_response(prompt)["result"] == {"stopReason": "cancelled"}
     gate.open()
@@ -259,12 +244,7 @@ def test_sigint_aborts_the_run_like_a_cancel_and_the_agent_goes_on(
 def test_sigterm_aborts_answers_cancelled_and_exits_143(
     fake_server: FakeModelServer, start_acp: StartAcp, project: Path
 ) -> None:
-    gate = Gate()
-    fake_server.script(Reply([gate, text("never")]))
-    ink = start_acp()
-    session = open_session(ink, project)
-    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("work"))
-    gate.wait_reached()
+    ink, _session, prompt, gate = held_prompt(start_acp, fake_server, project, "work")
     ink.signal(signal.SIGTERM)
     assert ink.wait_response(prompt)["result"] == {"stopReason": "cancelled"}
     assert ink.wait_exit() == 143

@@ -148,6 +148,15 @@ def test_relative_session_dirs(dirs: tuple[Path, Path, dict[str, str]]) -> None:
     assert load_settings(Flags(), env, project).session_dir == project.resolve() / "var" / "sessions"
 
 
+def config_error(dirs: tuple[Path, Path, dict[str, str]], text: str) -> tuple[Path, str]:
+    """Write ``text`` as the user config file; the path and the one-line ``ConfigError`` it causes."""
+    home, project, env = dirs
+    path = write(home / "config.toml", text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(Flags(), env, project)
+    return path, str(err.value)
+
+
 @pytest.mark.parametrize(
     ("text", "line", "wording"),
     [
@@ -160,11 +169,7 @@ def test_relative_session_dirs(dirs: tuple[Path, Path, dict[str, str]]) -> None:
 def test_malformed_toml_names_file_and_line(
     dirs: tuple[Path, Path, dict[str, str]], text: str, line: int, wording: str
 ) -> None:
-    home, project, env = dirs
-    path = write(home / "config.toml", text)
-    with pytest.raises(ConfigError) as err:
-        load_settings(Flags(), env, project)
-    message = str(err.value)
+    path, message = config_error(dirs, text)
     assert message.startswith(f"config error: {path}:{line}: ")
     assert wording.lower() in message.lower()
     assert message.endswith("— fix the file or remove it") and "\n" not in message
@@ -196,11 +201,7 @@ def test_malformed_toml_names_file_and_line(
 def test_bad_keys_and_values_name_file_line_and_problem(
     dirs: tuple[Path, Path, dict[str, str]], text: str, line: int, wording: str
 ) -> None:
-    home, project, env = dirs
-    path = write(home / "config.toml", text)
-    with pytest.raises(ConfigError) as err:
-        load_settings(Flags(), env, project)
-    message = str(err.value)
+    path, message = config_error(dirs, text)
     assert f"{path}:{line}: " in message
     assert wording in message
     assert "\n" not in message

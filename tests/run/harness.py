@@ -98,6 +98,13 @@ class Harness:
     async def settled(self, timeout: float = 10.0) -> None:
         await asyncio.wait_for(self.controller.wait_idle(), timeout)
 
+    async def next_run_completes(self, text: str = "next") -> bool:
+        """Submit ``text`` and wait for its run: True when it completed, i.e. the strict fake server
+        accepted the history it was sent with."""
+        self.controller.submit(text)
+        await self.settled()
+        return self.run_ends()[-1].stop_reason == "completed"
+
     def run_ends(self) -> list[RunEnd]:
         return [e for e in self.events if isinstance(e, RunEnd)]
 

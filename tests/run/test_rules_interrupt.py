@@ -142,10 +142,7 @@ async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
     ends = [e for e in h.events if e.type == "tool_end"]
     assert [e.tool_call_id for e in starts] == ["c1"]  # type: ignore[union-attr]
     assert [e.tool_call_id for e in ends] == ["c1"]  # type: ignore[union-attr]
-    # the next request is accepted by the strict server
-    h.controller.submit("continue")
-    await h.settled()
-    assert h.run_ends()[-1].stop_reason == "completed"
+    assert await h.next_run_completes("continue")  # the strict server accepts the next request
     await h.aclose()
 
 
@@ -250,9 +247,7 @@ async def test_R27_a_provider_failure_is_reported_input_restored_and_the_control
     assert [r.text for r in end.restored_input] == ["queued"]
     assert h.controller.state == "idle"
     fake_server.script(say("fine now"))
-    h.controller.submit("again")
-    await h.settled()
-    assert h.run_ends()[-1].stop_reason == "completed"
+    assert await h.next_run_completes("again")
 
 
 async def test_R28_max_iterations_stops_with_not_executed_results_and_flushes_the_queue(
@@ -367,9 +362,7 @@ async def test_R19_history_stays_valid_when_aborted_before_any_reply(
     h.controller.abort()
     await h.settled()
     assert [type(m) for m in h.history] == [UserMessage, UserMessage]  # prompt + marker
-    h.controller.submit("second")
-    await h.settled()
-    assert h.run_ends()[-1].stop_reason == "completed"
+    assert await h.next_run_completes("second")
 
 
 def _calls(h: Harness) -> list[ToolCall]:
@@ -452,9 +445,7 @@ async def test_R19_a_reply_the_service_stopped_runs_none_of_its_calls(
     assert read.finished == []
     [result] = h.results()
     assert result.tool_call_id == "c1" and result.is_error
-    h.controller.submit("next")  # the history is still valid for the strict server
-    await h.settled()
-    assert h.run_ends()[-1].stop_reason == "completed"
+    assert await h.next_run_completes("next")  # the history is still valid for the strict server
     await h.aclose()
 
 
@@ -473,9 +464,7 @@ async def test_R27_a_bug_in_the_pre_execution_hook_leaves_a_valid_history(
     assert h.run_ends()[-1].stop_reason == "completed"  # the call failed, the run went on
     [result] = h.results()
     assert "RuntimeError: policy bug" in result.output
-    h.controller.submit("next")
-    await h.settled()
-    assert h.run_ends()[-1].stop_reason == "completed"
+    assert await h.next_run_completes("next")
     await h.aclose()
 
 
