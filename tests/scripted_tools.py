@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
+from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
 from ink.ai.provider import ToolSpec
 
 
@@ -25,6 +25,8 @@ class ScriptedTool:
     gates: dict[str, asyncio.Event] = field(default_factory=dict)  # call id -> released when set
     started: dict[str, asyncio.Event] = field(default_factory=dict)
     finished: list[str] = field(default_factory=list)
+    live: tuple[str, ...] = ()  # output reported through ctx.on_update as the call starts
+    kind: ToolKind = "other"
     schema: Mapping[str, Any] = field(
         default_factory=lambda: {
             "type": "object",
@@ -41,6 +43,9 @@ class ScriptedTool:
     def concurrency_safe(self) -> bool:
         return self.safe
 
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        return CallDescription(f"{self.name} {dict(args)}")
+
     def started_event(self, call_id: str) -> asyncio.Event:
         return self.started.setdefault(call_id, asyncio.Event())
 
@@ -48,6 +53,8 @@ class ScriptedTool:
         return self.gates.setdefault(call_id, asyncio.Event())
 
     async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        for text in self.live:
+            ctx.on_update(text)
         self.started_event(ctx.tool_call_id).set()
         if self.raises is not None:
             raise self.raises

@@ -143,3 +143,13 @@ def test_write_shows_the_file_it_replaces(tmp_path: Path) -> None:
 def test_json_nested_too_deep_for_the_parser_is_a_parse_error_not_a_crash() -> None:
     with pytest.raises(RpcError, match="Parse error"):
         parse_message(b"[" * 100_000)
+
+
+def test_live_output_is_the_calls_content_until_its_result() -> None:
+    from ink.frontends.acp.updates import live_output
+
+    assert live_output("c", "building…\n") == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "content": [{"type": "content", "content": {"type": "text", "text": "```\nbuilding…\n```"}}],
+    }

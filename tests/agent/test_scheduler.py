@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent
+from ink.agent.events import AgentEvent, ToolUpdate
+from ink.agent.live import UPDATE_TAIL_CHARS
 from ink.agent.scheduler import NOT_STARTED, SchedulerSettings, ToolScheduler
 from ink.agent.tool import Refusal
 from ink.ai.messages import ToolCall
@@ -207,3 +208,38 @@ async def test_a_tool_that_raises_becomes_an_error_result() -> None:
     scheduler, _, _ = make([broken])
     [result] = await scheduler.run_batch([call("A", "broken")])
     assert result.is_error and "RuntimeError: disk on fire" in result.output
+
+
+async def test_live_output_is_a_bounded_throttled_tail_that_stops_at_the_result() -> None:
+    """tool_update (CONTRACT "Additions"): a flood of output costs a few events, each the latest tail,
+    all between tool_running and tool_settled of their call (R3, R6)."""
+    flood = tuple(f"line {i}\n" for i in range(20_000))
+    noisy = ScriptedTool("noisy", live=flood)
+    scheduler, events, _ = make([noisy])
+    batch = asyncio.ensure_future(scheduler.run_batch([call("A", "noisy")]))
+    noisy.gate("A")
+    await noisy.started_event("A").wait()
+    noisy.gate("A").set()
+    await batch
+    updates = [e for e in events if isinstance(e, ToolUpdate)]
+    assert 1 <= len(updates) <= 2  # the first chunk at once; the rest waits for the interval, then ends
+    assert updates[0].output == "line 0\n"
+    assert all(len(u.output) <= UPDATE_TAIL_CHARS for u in updates)
+    order = kinds(events)
+    assert order.index(("tool_running", "A")) < order.index(("tool_update", "A"))
+    assert order[-2:] == [("tool_settled", "A"), ("tool_end", "A")]
+
+
+async def test_live_output_held_by_the_throttle_is_flushed_while_the_call_runs() -> None:
+    slow = ScriptedTool("slow", live=("first\n", "second\n", "third\n"))
+    scheduler, events, _ = make([slow])
+    batch = asyncio.ensure_future(scheduler.run_batch([call("A", "slow")]))
+    slow.gate("A")
+    await wait_until(
+        lambda: any(isinstance(e, ToolUpdate) and e.output.endswith("third\n") for e in events),
+        what="the held output flushed",
+    )
+    last = [e for e in events if isinstance(e, ToolUpdate)][-1]
+    assert last.output == "first\nsecond\nthird\n"
+    slow.gate("A").set()
+    await batch

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ink.ai.anthropic_convert import anthropic_body
+from ink.ai.details import ExitStatus, FileDiff
 from ink.ai.messages import (
     AssistantBlock,
     AssistantMessage,
@@ -19,6 +20,8 @@ from ink.ai.messages import (
     ToolCall,
     ToolResult,
     UserMessage,
+    message_from_json,
+    message_to_json,
 )
 from ink.ai.openai_convert import openai_body
 from tests.ai.helpers import collect, done_message, make_request, provider_for
@@ -273,3 +276,16 @@ async def test_redacted_thinking_is_kept_and_sent_back_unchanged(fake_server: Fa
     body = anthropic_body(make_request([UserMessage("hi"), message, UserMessage("go on")]))
     assert body["messages"][1]["content"][0] == {"type": "redacted_thinking", "data": "EnCr"}
     assert check_anthropic_history(body) is None
+
+
+def test_tool_result_details_are_for_the_user_never_for_the_model() -> None:
+    detailed = ToolResult("c1", "read", "one", details=(FileDiff("/w/a", "secret before", "after", "@@"),))
+    history: list[Message] = [UserMessage("hi"), AssistantMessage(calls("c1"), "tool_use"), detailed]
+    plain = [*history[:2], ToolResult("c1", "read", "one")]
+    assert both_valid(history) == both_valid(plain)
+    assert "secret before" not in json.dumps(both_valid(history))
+    stored = message_to_json(detailed)  # the session file keeps them, and reads them back
+    assert stored["details"][0]["before"] == "secret before"
+    assert message_from_json(stored) == detailed
+    status = ToolResult("c2", "bash", "x", details=(ExitStatus(None, "SIGKILL", interrupted=True),))
+    assert message_from_json(message_to_json(status)) == status

@@ -256,3 +256,27 @@ def test_a_retry_is_noted_on_stderr_and_the_answer_still_comes(
     assert (done.returncode, done.stdout) == (0, "fine now\n")
     note = one_line_error(done.stderr)
     assert note.startswith("ink: retrying in 0.0 s (attempt 2) after:") and "slow down" in note
+
+
+def test_stream_json_shows_a_commands_live_output_and_its_exit_status(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """tool_update (CONTRACT "Additions") while bash runs; the result's details for the user alone."""
+    fake_server.script(call("bash", {"command": "echo live"}), say("done"))
+    args = ink_args(fake_server, "openai", "--output-format", "stream-json", "--allow", "bash", "go")
+    done = run_ink(args, ink_env(tmp_path), project)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    update = next(e for e in events if e["type"] == "tool_update")
+    assert (
+        update["output"] == "live\n"
+        and update["toolCallId"] == events[types.index("tool_start")]["toolCallId"]
+    )
+    assert types.index("tool_start") < types.index("tool_update") < types.index("tool_end")
+    end = events[types.index("tool_end")]
+    assert end["result"]["details"] == [
+        {"exitCode": 0, "timedOut": False, "interrupted": False, "type": "exit_status"}
+    ]
+    sent = json.dumps(fake_server.requests[1].body)
+    assert "exit_status" not in sent and "live\\n[exit code 0]" in sent  # the model gets the text only

@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 
 from ink.agent.abort import AbortSignal
-from ink.agent.tool import Tool
+from ink.agent.tool import Tool, ToolCallContext
+from ink.ai.details import ExitStatus
 from ink.tools import BashTool, ProcessRegistry, ShellResult, Survivor, Workspace, format_shell_result
-from tests.tools.conftest import Marker, call, ctx, is_gone
+from tests.tools.conftest import Marker, call, is_gone
 
 
 async def test_output_and_exit_code(tools: dict[str, Tool]) -> None:
@@ -22,6 +23,7 @@ async def test_nonzero_exit_is_an_error_result(tools: dict[str, Tool]) -> None:
     out = await call(tools["bash"], command="echo nope >&2; exit 2")
     assert out.output == "nope\n[exit code 2]"
     assert out.is_error
+    assert out.details == (ExitStatus(2),)  # for the user: no parsing of "[exit code 2]"
 
 
 async def test_no_output_is_said_plainly(tools: dict[str, Tool]) -> None:
@@ -36,9 +38,10 @@ async def test_runs_in_the_workspace(tmp_path: Path, tools: dict[str, Tool]) -> 
 
 async def test_R33_abort_gives_an_honest_interrupted_result(ws: Workspace, registry: ProcessRegistry) -> None:
     seen = Marker("ready")
-    tool = BashTool(ws, registry, on_output=seen)
+    tool = BashTool(ws, registry)
     signal = AbortSignal()
-    task = asyncio.ensure_future(tool.run({"command": "echo ready; sleep 100"}, ctx(signal)))
+    live = ToolCallContext("call-1", signal, on_update=seen)  # the live output a frontend is shown
+    task = asyncio.ensure_future(tool.run({"command": "echo ready; sleep 100"}, live))
     await asyncio.wait_for(seen.seen.wait(), 10)
     leader = registry.entries[-1].pid
     signal.abort("user")
@@ -49,6 +52,7 @@ async def test_R33_abort_gives_an_honest_interrupted_result(ws: Workspace, regis
         out.output,
     )
     assert is_gone(leader)
+    assert out.details == (ExitStatus(-15, "SIGTERM", timed_out=False, interrupted=True),)
 
 
 async def test_timeout_argument_is_honoured(tools: dict[str, Tool]) -> None:

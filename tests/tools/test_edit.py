@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from ink.agent.tool import Tool
+from ink.ai.details import FileDiff
 from tests.tools.conftest import call, ctx, write_bytes
 
 CODE = b"def a():\n    return 1\n\n\ndef b():\n    return 1\n\n\ndef c():\n    return 2\n"
@@ -23,6 +24,10 @@ async def test_single_edit_returns_a_unified_diff(tmp_path: Path, tools: dict[st
         "--- a/m.py\n+++ b/m.py\n@@ -7,4 +7,4 @@\n \n \n def c():\n-    return 2\n+    return 3\n"
     )
     assert (tmp_path / "m.py").read_bytes() == CODE.replace(b"return 2", b"return 3")
+    assert out.details == (
+        FileDiff(str(tmp_path / "m.py"), CODE.decode(), CODE.decode().replace("return 2", "return 3"),
+                 out.output.partition("\n\n")[2]),
+    )  # fmt: skip
 
 
 async def test_not_unique_lists_every_candidate_line(tmp_path: Path, tools: dict[str, Tool]) -> None:

@@ -101,3 +101,26 @@ def test_head_only_buffer() -> None:
     buffer = HeadTailBuffer(10, 100, keep_tail=False)
     buffer.feed(b"one\ntwo\nthree\nfour\n")
     assert buffer.render() == "one\ntwo\n[... 2 more lines (11 bytes) not shown ...]\n"
+
+
+def test_each_tool_describes_its_kind_and_what_a_call_touches(tmp_path: Path, tools: dict[str, Tool]) -> None:
+    kinds = {name: tool.kind for name, tool in tools.items()}
+    assert kinds == {
+        "read": "read", "write": "edit", "edit": "edit", "bash": "execute",
+        "grep": "search", "glob": "search", "ls": "read",
+    }  # fmt: skip
+    read = tools["read"].describe({"path": "a.py", "offset": 40})
+    assert (read.title, read.paths, read.line) == ("read a.py (from line 40)", (tmp_path / "a.py",), 40)
+    bash = tools["bash"].describe({"command": "npm test\nnpm run lint"})
+    assert (bash.title, bash.paths, bash.command) == ("bash: npm test…", (), "npm test\nnpm run lint")
+    assert tools["grep"].describe({"pattern": "TODO", "path": "src"}).title == "grep TODO in src"
+    assert tools["ls"].describe({}).paths == (tmp_path,)
+    (tmp_path / "real.txt").write_text("old\n")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    write = tools["write"].describe({"path": "link.txt", "content": "new\n"})
+    assert write.paths == (tmp_path / "real.txt", tmp_path / "link.txt")  # the real file first
+    assert [(d.before, d.after) for d in write.preview] == [("old\n", "new\n")]
+    edit = tools["edit"].describe({"path": "real.txt", "edits": [{"old_text": "a", "new_text": "b"}] * 2})
+    assert [(d.before, d.after) for d in edit.preview] == [("a", "b"), ("a", "b")]
+    for tool in tools.values():  # odd arguments: described, never raised
+        assert tool.describe({"path": 3, "command": None, "edits": "x"}).title

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ink.agent.tool import Tool
+from ink.ai.details import FileDiff
 from tests.tools.conftest import call, write_bytes
 
 
@@ -109,3 +110,16 @@ async def test_folder_refusing_new_files_falls_back_to_rewriting_in_place(
     created = await call(tools["write"], path="locked/other.txt", content="x")
     assert created.is_error
     assert created.output == "Cannot write locked/other.txt: Permission denied: locked/other.txt."
+
+
+async def test_the_user_gets_the_change_as_a_diff_the_model_never_sees(
+    tmp_path: Path, tools: dict[str, Tool]
+) -> None:
+    (tmp_path / "f.txt").write_text("one\ntwo\n")
+    out = await call(tools["write"], path="f.txt", content="one\nthree\n")
+    [diff] = out.details
+    assert isinstance(diff, FileDiff) and diff.path == str(tmp_path / "f.txt")
+    assert (diff.before, diff.after) == ("one\ntwo\n", "one\nthree\n")
+    assert "-two\n+three\n" in diff.unified and "three" not in out.output
+    created = await call(tools["write"], path="new.txt", content="x\n")
+    assert isinstance(created.details[0], FileDiff) and created.details[0].before is None

@@ -69,6 +69,17 @@ class ToolRunning:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolUpdate:
+    """A running call's output so far: a bounded tail (``ink.agent.live``), throttled. Shown, never sent
+    to the model; the result at ``tool_settled``/``tool_end`` replaces it."""
+
+    tool_call_id: str
+    output: str
+    source: str | None = None
+    type: Literal["tool_update"] = "tool_update"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSettled:
     tool_call_id: str
     result: ToolResult
@@ -130,6 +141,7 @@ AgentEvent: TypeAlias = (
     | MessageEnd
     | ToolStart
     | ToolRunning
+    | ToolUpdate
     | ToolSettled
     | ToolEnd
     | ToolCancelling

@@ -18,6 +18,7 @@ from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
+from ink.agent.live import LiveOutput
 from ink.agent.tool import BeforeToolHook, Tool, ToolCallContext, ToolOutput
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
@@ -165,7 +166,12 @@ class ToolScheduler:
     async def _execute(self, call: ToolCall, checked: tuple[Tool, Mapping[str, Any]]) -> ToolResult:
         tool, args = checked
         started = time.monotonic()
-        output = await self._wait_for_tool(call, tool.run(args, ToolCallContext(call.id, self._signal)))
+        live = LiveOutput(call.id, self._emit)
+        try:
+            context = ToolCallContext(call.id, self._signal, live.feed)
+            output = await self._wait_for_tool(call, tool.run(args, context))
+        finally:
+            live.close()  # R3: nothing of this call is shown after its result
         elapsed_ms = int((time.monotonic() - started) * 1000)
         if output.interrupted and call.id not in self.tally.abandoned:
             self.tally.interrupted.append(call.id)
@@ -176,6 +182,7 @@ class ToolScheduler:
             is_error=output.is_error,
             duration_ms=elapsed_ms,
             interrupted=True if output.interrupted else None,
+            details=output.details or None,
         )
 
     async def _wait_for_tool(self, call: ToolCall, work: Awaitable[ToolOutput]) -> ToolOutput:

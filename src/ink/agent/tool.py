@@ -1,34 +1,73 @@
-"""The Tool protocol: how the loop sees a tool.
+"""The Tool protocol: how the loop, the permission policy and every frontend see a tool.
 
 A tool owns its dependencies (working directory, process registry), set when it is built; per call it
 gets only the validated arguments and a ``ToolCallContext``. A tool reports failure by returning
 ``ToolOutput(is_error=True)``; an exception escaping ``run`` is a bug, caught and shown to the model as an
 error result. On abort (``ctx.signal``) a tool stops promptly and returns what it has with
 ``interrupted=True``; one that does not is abandoned after the grace period (R20).
+
+A tool describes itself, so nothing outside its own module needs its name: ``kind`` says what sort of
+work it does (the permission policy's default, ACP's tool kind), and ``describe(args)`` says what one
+call will touch (``paths``, ``command``) and gives it a short ``title``, without running anything. Its
+result may carry ``details`` for the user only (a file diff, an exit status; ``ink.ai.details``), and
+while it runs it may report output through ``ctx.on_update`` (shown as ``tool_update`` events).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ink.agent.abort import AbortSignal
+from ink.ai.details import ToolDetail
 from ink.ai.messages import ToolCall
 from ink.ai.provider import ToolSpec
+
+ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "other"]
+"""read: reads files; search: finds files or text; edit: changes files; execute: runs commands;
+fetch: reaches the network; other: anything else (the permission policy asks before it runs)."""
+
+TOOL_KINDS: tuple[ToolKind, ...] = ("read", "search", "edit", "execute", "fetch", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class CallDescription:
+    """What one call will do, read from its arguments alone. ``paths``: absolute paths it reads or
+    changes (for ``edit`` tools: symlinks followed, so a rule sees the file that really changes);
+    ``command``: the shell command it runs; ``line``: where in ``paths[0]`` it starts reading;
+    ``preview``: what it proposes to change (for a permission question), when it can be known ahead."""
+
+    title: str
+    paths: tuple[Path, ...] = ()
+    command: str | None = None
+    line: int | None = None
+    preview: tuple[ToolDetail, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
+    """``output`` is what the model reads; ``details`` are for the user only and never sent to it."""
+
     output: str
     is_error: bool = False
     interrupted: bool = False
+    details: tuple[ToolDetail, ...] = ()
+
+
+def _ignore(_text: str) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallContext:
+    """``on_update(text)``: more output of the running call (appended); the user sees a bounded, throttled
+    tail of it as ``tool_update`` events. Never raises, and costs little when called often."""
+
     tool_call_id: str
     signal: AbortSignal
+    on_update: Callable[[str], None] = field(default=_ignore)
 
 
 class Tool(Protocol):
@@ -36,11 +75,35 @@ class Tool(Protocol):
     def spec(self) -> ToolSpec: ...
 
     @property
+    def kind(self) -> ToolKind: ...
+
+    @property
     def concurrency_safe(self) -> bool:
         """True when calls may run at the same time as other safe calls (reads, searches)."""
         ...
 
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        """What a call with ``args`` would do. Never raises on odd arguments (they fail validation)."""
+        ...
+
     async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput: ...
+
+
+def describe_call(tool: Tool | None, name: str, args: Mapping[str, Any]) -> CallDescription:
+    """``tool.describe(args)``, or a bare description naming the call for an unknown tool or one whose
+    ``describe`` fails (a description is for showing and judging; it must not break a run)."""
+    if tool is not None:
+        try:
+            return tool.describe(args)
+        except Exception:
+            pass
+    return CallDescription(name)
+
+
+def kind_of(tool: Tool | None) -> ToolKind:
+    """The tool's kind, ``other`` for an unknown tool or a kind outside ``ToolKind``."""
+    kind = getattr(tool, "kind", "other") if tool is not None else "other"
+    return kind if kind in TOOL_KINDS else "other"
 
 
 @dataclass(frozen=True, slots=True)

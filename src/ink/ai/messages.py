@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ink.ai.details import ToolDetail, detail_from_json
 from ink.ai.jsonform import to_json
 
 StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
@@ -109,7 +110,8 @@ class AssistantMessage:
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """The one result of one tool call: a history message and the payload of ``tool_settled`` /
-    ``tool_end``. ``interrupted`` is set only when an abort stopped the tool (R17, R33)."""
+    ``tool_end``. ``interrupted`` is set only when an abort stopped the tool (R17, R33). ``details``: what
+    the user is shown besides ``output`` (``ink.ai.details``); only ``output`` is ever sent to the model."""
 
     tool_call_id: str
     name: str
@@ -117,6 +119,7 @@ class ToolResult:
     is_error: bool = False
     duration_ms: int = 0
     interrupted: bool | None = None
+    details: tuple[ToolDetail, ...] | None = None
     role: Literal["tool_result"] = "tool_result"
 
 
@@ -158,11 +161,20 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
                     is_error=bool(data.get("isError", False)),
                     duration_ms=int(data.get("durationMs", 0)),
                     interrupted=data.get("interrupted"),
+                    details=_details_from_json(data.get("details")),
                 )
             case other:
                 raise ValueError(f"unknown message role {other!r}")
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed message: {exc!r}") from exc
+
+
+def _details_from_json(value: object) -> tuple[ToolDetail, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ValueError("tool result details must be a list")
+    return tuple(detail_from_json(item) for item in value)
 
 
 def _user_kind(value: object) -> UserKind:

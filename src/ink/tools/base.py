@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
+from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
 from ink.ai.provider import ToolSpec
+from ink.tools.workspace import Workspace
+
+TITLE_CHARS = 120  # characters of a call's title
 
 
 class ArgumentError(ValueError):
@@ -54,6 +57,21 @@ def get_bool(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
     return value
 
 
+def arg_str(args: Mapping[str, Any], name: str) -> str | None:
+    """The argument ``name`` when it is a string, else None: for describing calls, which never fail."""
+    value = args.get(name)
+    return value if isinstance(value, str) else None
+
+
+def shorten(text: str) -> str:
+    """The first line of ``text``, at most ``TITLE_CHARS`` long, with ``…`` when anything was cut."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    more = line != text.strip()
+    if len(line) > TITLE_CHARS:
+        line, more = line[: TITLE_CHARS - 1], True
+    return line + "…" if more else line
+
+
 def object_schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -64,12 +82,17 @@ def object_schema(properties: Mapping[str, Any], required: list[str]) -> dict[st
 
 
 class BaseTool:
-    """Spec plumbing and the argument-error guard. Subclasses set the class attributes and ``execute``."""
+    """Spec plumbing and the argument-error guard. Subclasses set the class attributes, ``execute``, and
+    ``describe`` when a call touches paths or runs a command."""
 
     name: str = ""
     description: str = ""
     parameters: Mapping[str, Any] = {}
     safe: bool = False
+    kind: ToolKind = "other"
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        return CallDescription(self.name)
 
     @property
     def spec(self) -> ToolSpec:
@@ -87,3 +110,10 @@ class BaseTool:
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         raise NotImplementedError
+
+
+def search_description(name: str, args: Mapping[str, Any], workspace: Workspace) -> CallDescription:
+    """``grep TODO in src``: a search of ``pattern`` in ``path`` (default: the working directory)."""
+    given, pattern = arg_str(args, "path"), arg_str(args, "pattern")
+    where = f" in {given}" if given else ""
+    return CallDescription(shorten(f"{name} {pattern or '?'}{where}"), (workspace.resolve(given or "."),))

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, get_number, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.ai.details import ExitStatus
+from ink.tools.base import BaseTool, arg_str, get_number, get_str, object_schema, shorten
 from ink.tools.limits import MAX_OUTPUT_BYTES
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
-from ink.tools.shell import DEFAULT_TIMEOUT, OutputCallback, ShellResult, run_shell
+from ink.tools.shell import DEFAULT_TIMEOUT, ShellResult, run_shell
 from ink.tools.workspace import Workspace
 
 MAX_TIMEOUT = 3600.0
@@ -43,18 +44,21 @@ class BashTool(BaseTool):
         ["command"],
     )
     safe = False
+    kind = "execute"
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        command = arg_str(args, "command")
+        return CallDescription(f"bash: {shorten(command or '')}", command=command)
 
     def __init__(
         self,
         workspace: Workspace,
         processes: ProcessRegistry,
         kill_delay: float = DEFAULT_KILL_DELAY,
-        on_output: OutputCallback | None = None,
     ) -> None:
         self._workspace = workspace
         self._processes = processes
         self._kill_delay = kill_delay
-        self._on_output = on_output
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         command = get_str(args, "command")
@@ -69,12 +73,15 @@ class BashTool(BaseTool):
                 self._processes,
                 timeout,
                 kill_delay=self._kill_delay,
-                on_output=self._on_output,
+                on_output=ctx.on_update,
             )
         except OSError as exc:
             return ToolOutput(f"Cannot start bash in {self._workspace.root}: {exc}", is_error=True)
         text = format_shell_result(result, ctx.signal.reason)
-        return ToolOutput(text, is_error=result.exit_code != 0, interrupted=result.interrupted)
+        status = ExitStatus(result.exit_code, result.signal_name, result.timed_out, result.interrupted)
+        return ToolOutput(
+            text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=(status,)
+        )
 
 
 def format_shell_result(result: ShellResult, abort_reason: str | None = None) -> str:

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import ArgumentError, BaseTool, error, get_bool, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.ai.details import FileDiff, file_diff
+from ink.tools.base import ArgumentError, BaseTool, arg_str, error, get_bool, get_str, object_schema
 from ink.tools.files import BinaryFile, TextContent, atomic_write, decode_text, describe_os_error
 from ink.tools.limits import cap_head, plural
 from ink.tools.replace import EditRefused, Replacement, apply_edits
-from ink.tools.workspace import Workspace
+from ink.tools.workspace import Workspace, written_paths
 
 DESCRIPTION = """Edit a file by exact text replacement, and get a unified diff of the change.
 - One edit: `path`, `old_text`, `new_text`, optional `replace_all`.
@@ -61,9 +62,28 @@ class EditTool(BaseTool):
         ["path"],
     )
     safe = False
+    kind = "edit"
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        """Paths: the file that really changes (symlinks followed), then the path as named. Preview: one
+        diff per replacement, of the texts given (the file is not read)."""
+        given = arg_str(args, "path")
+        if not given:
+            return CallDescription("edit ?")
+        named = self._workspace.resolve(given)
+        edits = args.get("edits")
+        pairs = edits if isinstance(edits, list) else [args]
+        preview = tuple(
+            FileDiff(str(named), pair["old_text"], pair["new_text"])
+            for pair in pairs
+            if isinstance(pair, Mapping)
+            and isinstance(pair.get("old_text"), str)
+            and isinstance(pair.get("new_text"), str)
+        )
+        return CallDescription(f"edit {given}", written_paths(self._workspace, given), preview=preview)
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")
@@ -99,7 +119,9 @@ class EditTool(BaseTool):
             atomic_write(target, data)
         except OSError as exc:
             return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
-        return ToolOutput(_summary(shown, counts) + "\n\n" + unified_diff(content.text, new_text, shown))
+        diff = unified_diff(content.text, new_text, shown)
+        detail = file_diff(str(path), content.text, new_text, diff)
+        return ToolOutput(_summary(shown, counts) + "\n\n" + diff, details=(detail,))
 
 
 def parse_edits(args: Mapping[str, Any]) -> list[Replacement]:

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, error, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.tools.base import BaseTool, error, get_str, object_schema, search_description
 from ink.tools.ignore import IgnoreRules
 from ink.tools.limits import MAX_LIST_ENTRIES
 from ink.tools.walk import MAX_VISITS, WalkState, glob_regex, pattern_depth, split_pattern, walk
@@ -34,9 +34,13 @@ class GlobTool(BaseTool):
         ["pattern"],
     )
     safe = True
+    kind = "search"
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        return search_description(self.name, args, self._workspace)
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         pattern = get_str(args, "pattern")

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, error, get_bool, get_int, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.tools.base import BaseTool, error, get_bool, get_int, get_str, object_schema, search_description
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
 from ink.tools.shell import run_process
@@ -81,6 +81,10 @@ class GrepTool(BaseTool):
         ["pattern"],
     )
     safe = True
+    kind = "search"
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        return search_description(self.name, args, self._workspace)
 
     def __init__(
         self,

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, error, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.tools.base import BaseTool, arg_str, error, get_str, object_schema
 from ink.tools.files import describe_os_error
 from ink.tools.ignore import ALWAYS_HIDDEN, IgnoreRules
 from ink.tools.limits import MAX_LIST_ENTRIES, plural
@@ -29,9 +29,14 @@ class LsTool(BaseTool):
         [],
     )
     safe = True
+    kind = "read"
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        given = arg_str(args, "path")
+        return CallDescription(f"ls {given or '.'}", (self._workspace.resolve(given or "."),))
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path", ".")

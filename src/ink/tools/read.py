@@ -13,8 +13,8 @@ import stat
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, error, get_int, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.tools.base import BaseTool, arg_str, error, get_int, get_str, object_schema
 from ink.tools.files import SAMPLE_BYTES, BinaryFile, describe_os_error, sniff_encoding
 from ink.tools.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, utf8_len
 from ink.tools.workspace import Workspace
@@ -44,9 +44,18 @@ class ReadTool(BaseTool):
         ["path"],
     )
     safe = True
+    kind = "read"
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        given = arg_str(args, "path")
+        offset = args.get("offset")
+        line = offset if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 1 else None
+        at = f" (from line {offset})" if line is not None and line > 1 else ""
+        paths = (self._workspace.resolve(given),) if given else ()
+        return CallDescription(f"read {given or '?'}{at}", paths, line=line)
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")

@@ -25,6 +25,13 @@ def real_target(cwd: str | os.PathLike[str], path: str) -> Path:
     return Path(os.path.realpath(resolve_path(cwd, path)))
 
 
+def written_paths(workspace: Workspace, given: str) -> tuple[Path, ...]:
+    """What a write to ``given`` touches, for permission rules: the file that really changes (symlinks
+    followed) first, then the path as named when it differs."""
+    target, named = real_target(workspace.root, given), workspace.resolve(given)
+    return (target,) if named == target else (target, named)
+
+
 class Workspace:
     """The directory relative paths start from. Immutable: a tool set is built for one working directory."""
 

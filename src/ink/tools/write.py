@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ink.agent.tool import ToolCallContext, ToolOutput
-from ink.tools.base import BaseTool, error, get_str, object_schema
+from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.ai.details import MAX_KEPT_TEXT, FileDiff, file_diff
+from ink.tools.base import BaseTool, arg_str, error, get_str, object_schema
+from ink.tools.edit import unified_diff
 from ink.tools.files import atomic_write, describe_os_error
 from ink.tools.limits import plural
-from ink.tools.workspace import Workspace
+from ink.tools.workspace import Workspace, written_paths
 
 DESCRIPTION = """Write a whole file: create it, or replace all of its content.
 - `path`: relative to the working directory, or absolute. Missing parent folders are created.
@@ -32,9 +34,21 @@ class WriteTool(BaseTool):
         ["path", "content"],
     )
     safe = False
+    kind = "edit"
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        """Paths: the file that really changes (symlinks followed), then the path as named. Preview: the
+        new content against the file it replaces (read now; None for a new, large or binary file)."""
+        given, content = arg_str(args, "path"), arg_str(args, "content")
+        if not given:
+            return CallDescription("write ?")
+        paths = written_paths(self._workspace, given)
+        shown = str(self._workspace.resolve(given))
+        preview = () if content is None else (FileDiff(shown, current_text(paths[0]), content),)
+        return CallDescription(f"write {given}", paths, preview=preview)
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")
@@ -48,6 +62,7 @@ class WriteTool(BaseTool):
         if target.is_dir():
             return error(f"{shown} is a directory; give the path of a file inside it.")
         data = content.encode("utf-8", "replace")
+        before = current_text(target)
         try:
             old_size = target.stat().st_size if target.exists() else None
             created = atomic_write(target, data)
@@ -55,9 +70,25 @@ class WriteTool(BaseTool):
             return error(f"Cannot create the folders for {shown}: a file is in the way.")
         except OSError as exc:
             return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+        if old_size is not None and before is None:  # it replaced a file too large or not text to show
+            detail = FileDiff(str(path), None, None)
+        else:
+            detail = file_diff(str(path), before, content, unified_diff(before or "", content, shown))
         lines = plural(content.count("\n") + (1 if content and not content.endswith("\n") else 0), "line")
         if created:
-            return ToolOutput(f"Created {shown} ({plural(len(data), 'byte')}, {lines}).")
+            return ToolOutput(f"Created {shown} ({plural(len(data), 'byte')}, {lines}).", details=(detail,))
         return ToolOutput(
-            f"Overwrote {shown} ({plural(len(data), 'byte')}, {lines}; it had {old_size} bytes)."
+            f"Overwrote {shown} ({plural(len(data), 'byte')}, {lines}; it had {old_size} bytes).",
+            details=(detail,),
         )
+
+
+def current_text(path: Path) -> str | None:
+    """The UTF-8 text of the file at ``path``; None when it does not exist, is too large to keep whole
+    (``MAX_KEPT_TEXT``) or is not text."""
+    try:
+        if os.path.getsize(path) > MAX_KEPT_TEXT:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None

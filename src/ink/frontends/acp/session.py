@@ -28,6 +28,7 @@ from ink.agent.events import (
     ToolRunning,
     ToolSettled,
     ToolStart,
+    ToolUpdate,
 )
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
@@ -126,6 +127,8 @@ class AcpSession:
                 self._last_reply_stop = message.stop_reason
             case ToolStart() | ToolRunning() | ToolSettled() | ToolEnd() | ToolCancelling():
                 self._on_tool(event)
+            case ToolUpdate(tool_call_id=running, output=output):
+                self._update(updates.live_output(running, output))
             case RetryEvent(attempt=attempt, delay_seconds=delay, error=error):
                 note = f"retrying in {delay:.1f} s (attempt {attempt + 1}): {error}"
                 self._update(updates.thought_chunk(f"\n[{note}]\n"))

@@ -106,6 +106,15 @@ def tool_result(result: ToolResult, diffs: Sequence[Update] = ()) -> Update:
     return status_update(result.tool_call_id, "failed" if failed else "completed", content=content)
 
 
+def live_output(call_id: str, output: str) -> Update:
+    """A running call's output so far (a ``tool_update``): shown as its content until the result."""
+    return {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "content": [{"type": "content", "content": _text(_fence(output))}],
+    }
+
+
 def bang_call(call_id: str, command: str) -> Update:
     """A ``!command`` line (R14) shown as a shell call the user made."""
     return {

@@ -1,0 +1,75 @@
+"""Structured results of a tool call for the user only: never sent to the model.
+
+A tool returns, besides the text the model reads, ``details`` that frontends show their own way: the TUI
+draws a diff, ACP sends it as a diff, a client reads an exit status without parsing text. They travel in
+the result of ``tool_settled``/``tool_end`` (RPC, stream-json, ACP) and in the session file; provider
+request builders read only ``ToolResult.output``. Each detail is frozen data tagged by ``type``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from ink.ai.jsonform import always
+
+MAX_KEPT_TEXT = 256 * 1024  # characters of a file's whole text kept in a diff; larger ones keep the diff only
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """A file a call changed. ``before`` is None for a file the call created; ``before``/``after`` are
+    both None when the file was too large to keep whole (``unified`` is still there)."""
+
+    path: str
+    before: str | None = always()
+    after: str | None = always()
+    unified: str = ""
+    type: Literal["file_diff"] = "file_diff"
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """How a command ended. ``exit_code``: its status, negative when a signal ended it, None when it could
+    not be collected. ``signal``: the strongest signal ink sent it (``SIGTERM``, ``SIGKILL``), if any."""
+
+    exit_code: int | None = always()
+    signal: str | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+    type: Literal["exit_status"] = "exit_status"
+
+
+ToolDetail: TypeAlias = FileDiff | ExitStatus
+
+
+def file_diff(path: str, before: str | None, after: str, unified: str) -> FileDiff:
+    """A ``FileDiff`` that keeps whole texts only while they are small enough to carry in every event."""
+    if len(after) > MAX_KEPT_TEXT or (before is not None and len(before) > MAX_KEPT_TEXT):
+        return FileDiff(path, None, None, unified)
+    return FileDiff(path, before, after, unified)
+
+
+def detail_from_json(data: Mapping[str, Any]) -> ToolDetail:
+    """Parse one detail back (session files). Raises ``ValueError`` on anything malformed."""
+    match data.get("type"):
+        case "file_diff":
+            return FileDiff(
+                str(data["path"]), _text(data.get("before")), _text(data.get("after")), str(data["unified"])
+            )
+        case "exit_status":
+            code = data.get("exitCode")
+            if code is not None and not isinstance(code, int):
+                raise ValueError(f"exit code must be an integer, not {code!r}")
+            return ExitStatus(
+                code, _text(data.get("signal")), bool(data.get("timedOut")), bool(data.get("interrupted"))
+            )
+        case other:
+            raise ValueError(f"unknown tool detail type {other!r}")
+
+
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"expected text, got {value!r}")
