@@ -2,8 +2,8 @@
 
 Two kinds of secret are removed from text:
 
-- **known secrets**: the values ink was given (the API key in use, every provider key in the environment,
-  a password in the base URL). They are replaced wherever they occur, whatever surrounds them.
+- **known secrets**: the values ink was given (the API key in use, every provider key in the environment
+  and in the user config). They are replaced wherever they occur, whatever surrounds them.
 - **recognisable secrets**: credentials in the shape of an HTTP header (``Authorization: Bearer ...``,
   ``x-api-key: ...``) and the unmistakable key formats of the supported services (``sk-ant-api03-...``,
   ``sk-proj-...``), so a key ink was never told about is still not copied into a log.

@@ -144,8 +144,15 @@ def test_relative_session_dirs(dirs: tuple[Path, Path, dict[str, str]]) -> None:
     home, project, env = dirs
     write(home / "config.toml", 'session_dir = "logs"\n')
     assert load_settings(Flags(), env, project).session_dir == home / "logs"
-    write(project / ".ink" / "config.toml", 'session_dir = "var/sessions"\n')
-    assert load_settings(Flags(), env, project).session_dir == project.resolve() / "var" / "sessions"
+
+
+def test_a_project_file_may_not_move_session_storage(dirs: tuple[Path, Path, dict[str, str]]) -> None:
+    """A cloned repository's session_dir would put transcripts into the working tree (issue 11)."""
+    home, project, env = dirs
+    path = write(project / ".ink" / "config.toml", 'model = "m"\nsession_dir = "var/sessions"\n')
+    s = load_settings(Flags(), env, project)
+    assert s.session_dir == home / "sessions" and s.model == "m"
+    assert len(s.warnings) == 1 and s.warnings[0].startswith(f"{path}:2: ignoring session_dir")
 
 
 def config_error(dirs: tuple[Path, Path, dict[str, str]], text: str) -> tuple[Path, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -99,6 +100,37 @@ async def test_always_is_remembered_at_once_and_in_the_project_file(
     assert '"bash(echo ran >> ran.txt)"' in saved
     rules, warning = PermissionMemory(project, tmp_path / "inkhome").load()
     assert warning is None and [r.text for r in rules] == ["bash(echo ran >> ran.txt)"]
+    assert stat.S_IMODE((project / ".ink" / "permissions.toml").stat().st_mode) == 0o600
+
+
+async def test_an_always_answer_holding_a_secret_is_not_written_to_the_project(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """An "always" rule quotes the whole command; with a key in it, it holds for this process only."""
+    secret = "sk-proj-" + "Z9" * 20
+    command = f"echo {secret} >> ran.txt"
+    processes = ProcessRegistry()
+    h = Harness(fake_server, tools=default_tools(project, processes))
+    notices: list[str] = []
+    hook = PermissionHook(
+        PermissionPolicy("ask", RuleSet(), project),
+        h.controller.permissions,
+        memory=PermissionMemory(project, tmp_path / "inkhome"),
+        notify=notices.append,
+    )
+    h.controller.setup = dataclasses.replace(h.controller.setup, before_tool=hook)
+    fake_server.script(
+        call("bash", {"command": command}, id="c1"), call("bash", {"command": command}, id="c2"), say("ok")
+    )
+    answer_each(h, ["always"])
+    h.controller.submit("twice")
+    await h.settled()
+    await processes.terminate_all(0.2)
+    await h.aclose()
+    assert (project / "ran.txt").read_text() == f"{secret}\n" * 2  # remembered for this process
+    assert not (project / ".ink" / "permissions.toml").exists()
+    [note] = notices
+    assert "holds a secret" in note and secret not in note and "[REDACTED]" in note
 
 
 async def test_an_abort_while_asking_cancels_the_question_and_leaves_a_valid_history(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import stat
 from pathlib import Path
 
 import pytest
@@ -112,14 +113,72 @@ def test_a_provider_error_quoting_the_key_is_redacted_everywhere(project: Path, 
     assert KEY not in every_file_under(tmp_path / "inkhome")
 
 
-def test_a_password_in_the_base_url_is_redacted(
+@pytest.mark.parametrize("where", ["env", "flag", "user file"])
+def test_a_base_url_with_a_password_is_refused_without_quoting_it(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path, where: str
+) -> None:
+    """httpx would send ``user:pw@`` as Basic auth in place of the API key (issue 11): refused, and the
+    error names the place but never the password."""
+    url = fake_server.openai_base_url.replace("http://", "http://user:pa55word-secret@")
+    env = ink_env(tmp_path, OPENAI_API_KEY=KEY)
+    args = ["-p", "--debug", "go"]
+    if where == "env":
+        env["OPENAI_BASE_URL"] = url
+    elif where == "flag":
+        args = ["--base-url", url, *args]
+    else:
+        (tmp_path / "inkhome").mkdir()
+        (tmp_path / "inkhome" / "config.toml").write_text(f'base_url = "{url}"\n')
+    done = run_ink(args, env, project)
+    assert done.returncode == 2 and fake_server.requests == []
+    assert "holds a user name or password" in done.stderr and "[REDACTED]@127.0.0.1" in done.stderr
+    assert "pa55word-secret" not in done.stderr
+
+
+def test_a_bad_base_url_error_never_quotes_its_password(project: Path, tmp_path: Path) -> None:
+    for url in ("http://u:pa55word-secret@127.0.0.1:99999/v1", "ftp://u:pa55word-secret@host/v1"):
+        done = run_ink(["-p", "--base-url", url, "go"], ink_env(tmp_path), project)
+        assert done.returncode == 2 and "[REDACTED]@host" in done.stderr or "[REDACTED]@127" in done.stderr
+        assert "pa55word-secret" not in done.stderr
+
+
+def test_print_modes_refusal_warning_does_not_quote_a_key(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
-    fake_server.script(call("bash", {"command": "echo $OPENAI_BASE_URL"}, id="c1"), say("ok"))
-    url = fake_server.openai_base_url.replace("http://", "http://user:pa55word-secret@")
-    env = ink_env(tmp_path, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=url)
-    done = run_ink(["-p", "--debug", "--permission-mode", "yolo", "go"], env, project)
+    command = f"curl -H 'Authorization: Bearer {HEADER_TOKEN}' -d {KEY} http://127.0.0.1:9/"
+    fake_server.script(call("bash", {"command": command}, id="c1"), say("refused"))
+    args = ["-p", "--base-url", fake_server.openai_base_url, "post it"]
+    done = run_ink(args, env_with_keys(tmp_path), project)
     assert done.returncode == 0, done.stderr
-    assert "pa55word-secret" in fake_server.requests[1].tool_results()[0][1]
-    assert "pa55word-secret" not in done.stderr
-    assert "pa55word-secret" not in every_file_under(tmp_path / "inkhome")
+    assert "refused the bash command `curl -H" in done.stderr
+    assert KEY not in done.stderr and HEADER_TOKEN not in done.stderr
+
+
+def test_secrets_used_as_json_keys_leave_the_session_file(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """A model may put a secret in a tool argument's key: the session file keeps the structure only."""
+    fake_server.script(
+        call("bash", {"command": "true", KEY: "x", f"{KEY}-2": "y"}, id="c1"),
+        say("done"),
+    )
+    args = ["-p", "--permission-mode", "yolo", "--base-url", fake_server.openai_base_url, "go"]
+    done = run_ink(args, env_with_keys(tmp_path), project)
+    assert done.returncode == 0, done.stderr
+    sessions = every_file_under(tmp_path / "inkhome" / "sessions")
+    assert sessions and KEY not in sessions
+    assert f'"{REDACTED}"' in sessions and f'"{REDACTED}-2"' in sessions
+
+
+def test_ink_home_sessions_and_session_files_are_private(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    fake_server.script(say("hi"))
+    args = ["-p", "--base-url", fake_server.openai_base_url, "hello"]
+    done = run_ink(args, ink_env(tmp_path, INK_HOME=str(tmp_path / "new" / "inkhome")), project)
+    assert done.returncode == 0, done.stderr
+    home = tmp_path / "new" / "inkhome"
+    [session] = (home / "sessions").rglob("*.jsonl")
+    for folder in (tmp_path / "new", home, home / "sessions", session.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE(session.stat().st_mode) == 0o600

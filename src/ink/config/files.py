@@ -7,6 +7,7 @@ A malformed file, an unknown key or a wrong value is a ``ConfigError`` whose tex
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +38,28 @@ class ConfigFile:
 
 def read_config_file(path: Path) -> ConfigFile | None:
     """Parse and check ``path``; None when it does not exist. Raises ``ConfigError`` (one line)."""
+    raw = read_config_bytes(path)
+    return None if raw is None else parse_config(path, raw[0])
+
+
+def read_config_bytes(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of ``path`` and the status of the very file they were read from (so an ownership check
+    judges what was read, not what a racing rename put there later); None when it does not exist."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise ConfigError(f"config error: {path}: cannot read it ({exc.strerror}) — {FIX}") from exc
+    try:
+        with os.fdopen(fd, "rb") as file:
+            return file.read(), os.fstat(file.fileno())
+    except OSError as exc:
+        raise ConfigError(f"config error: {path}: cannot read it ({exc.strerror}) — {FIX}") from exc
+
+
+def parse_config(path: Path, raw: bytes) -> ConfigFile:
+    """Parse and check the bytes of the config file ``path``. Raises ``ConfigError`` (one line)."""
     import tomllib  # only when there is a file: start-up without one stays lighter
 
     try:

@@ -81,17 +81,33 @@ PROVIDER_KEYS = _keys(
 
 
 def check_base_url(url: str, where: str) -> str:
-    """A base URL must be absolute http(s) with a host. Returns it without a trailing slash."""
+    """A base URL must be absolute http(s) with a host, and hold no ``user:password@``: httpx would send
+    that as Basic auth in place of the API key. Returns it without a trailing slash. Errors never quote
+    the password (``shown_url``)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url.strip())
+    shown = shown_url(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
-            f"{where}: base URL {url!r} is not an http(s) URL; give the full address, "
+            f"{where}: base URL {shown!r} is not an http(s) URL; give the full address, "
             "for example http://localhost:11434/v1"
         )
     try:
         parts.port  # noqa: B018 (raises ValueError on a bad port)
     except ValueError:
-        raise ConfigError(f"{where}: base URL {url!r} has an invalid port") from None
+        raise ConfigError(f"{where}: base URL {shown!r} has an invalid port") from None
+    if "@" in parts.netloc:
+        raise ConfigError(
+            f"{where}: base URL {shown!r} holds a user name or password; ink authenticates with the API "
+            "key (--api-key or the provider's key variable), so remove the 'user:password@' part"
+        )
     return url.strip().rstrip("/")
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit for a message: the user information before ``@`` in its authority becomes
+    ``[REDACTED]`` (a base URL's password must not reach an error line or a log)."""
+    import re
+
+    return re.sub(r"^((?:[^:/?#]*:)?//)?[^/?#]*@", r"\1[REDACTED]@", url.strip())

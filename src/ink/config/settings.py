@@ -5,7 +5,8 @@ Precedence, highest first (docs/config.md explains why):
     1. command-line flags
     2. environment: OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
        (each read only for its own provider)
-    3. the project file: the nearest ``.ink/config.toml`` from the working directory upwards
+    3. the project file: the nearest ``.ink/config.toml`` from the working directory up to the
+       repository root or the home directory, when only its owner can write it (``project``)
     4. the user file: ``$INK_HOME/config.toml`` (INK_HOME defaults to ~/.ink)
     5. built-in defaults (``catalogue.PROVIDERS`` for models and URLs)
 
@@ -14,9 +15,10 @@ Within a file, a top-level key beats the ``[providers.<name>]`` table of the sam
 higher layer picked a different provider (``--provider anthropic`` must not inherit ``model = "gpt-4.1"``).
 
 A project file is written by whoever wrote the repository, so it may not choose where the API key is
-sent (``base_url``), hold a key, loosen ``permission_mode`` or add ``[permissions] allow`` rules: such
-entries are ignored with a warning (its deny rules apply). Permission rules are not layered like keys but
-collected: ``--allow``/``--deny`` flags, then the project's denies, then the user file's rules.
+sent (``base_url``), hold a key, move session storage (``session_dir``: transcripts in the working tree
+get committed), loosen ``permission_mode`` or add ``[permissions] allow`` rules: such entries are
+ignored with a warning (its deny rules apply). Permission rules are not layered like keys but collected:
+``--allow``/``--deny`` flags, then the project's denies, then the user file's rules.
 ``Settings.secrets`` lists every credential the process knows of, for redaction (``ink.redaction``).
 
 ``load_settings`` is a pure function of its arguments (flags, an environment mapping, a directory), so
@@ -41,6 +43,7 @@ from ink.config.keys import (
     ThinkingLevel,
     check_base_url,
 )
+from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
 
 DEFAULTS: dict[str, Any] = {
@@ -119,9 +122,9 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     cwd = _working_dir(flags.cwd, start_dir)
     ink_home = _ink_home(env, start_dir)
     user = read_config_file(ink_home / "config.toml")
-    project_path = find_project_file(cwd, ink_home, env)
-    project = read_config_file(project_path) if project_path is not None else None
     warnings: list[str] = []
+    project_path = find_project_file(cwd, ink_home, env)
+    project = read_project_file(project_path, warnings) if project_path is not None else None
     if project is not None:
         project = _without_untrusted(project, user, warnings)
     rules = _flag_rules(flags) + tuple(project.rules if project else ()) + tuple(user.rules if user else ())
@@ -156,7 +159,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         debug=flags.debug,
         permission_timeout=picks["permission_timeout"].value,
         permission_rules=rules,
-        secrets=_secrets(env, key, url.value, user),
+        secrets=_secrets(env, key, user),
         origins=origins,
         files=tuple(f.path for f in (project, user) if f is not None),
         warnings=tuple(warnings),
@@ -203,9 +206,8 @@ class _Layers:
             return _Pick(path, "--session-dir", FLAG_LAYER)
         for file, layer in self.files:
             if "session_dir" in file.top:
-                found = file.top["session_dir"]
-                base = ink_home if layer == USER_LAYER else file.path.parent.parent
-                return _Pick((base / Path(found.value).expanduser()).resolve(), found.where, layer)
+                found = file.top["session_dir"]  # only the user file can hold it (``_without_untrusted``)
+                return _Pick((ink_home / Path(found.value).expanduser()).resolve(), found.where, layer)
         return _Pick(ink_home / "sessions", "default", DEFAULT_LAYER)
 
 
@@ -214,14 +216,11 @@ def _flag_rules(flags: Flags) -> tuple[RuleText, ...]:
     return allow + tuple(parse_rule("deny", text, "--deny") for text in flags.deny)
 
 
-def _secrets(
-    env: Mapping[str, str], key: _Pick | None, base_url: str, user: ConfigFile | None
-) -> tuple[str, ...]:
-    """Every credential this process knows of, to be redacted from what it writes: the key in use, each
-    provider's key in the environment or the user file, and a password written into the base URL."""
-    from urllib.parse import urlsplit
-
-    found = [key.value if key else None, urlsplit(base_url).password]
+def _secrets(env: Mapping[str, str], key: _Pick | None, user: ConfigFile | None) -> tuple[str, ...]:
+    """Every credential this process knows of, to be redacted from what it writes: the key in use, and
+    each provider's key in the environment or the user file. (A base URL holds none: ``check_base_url``
+    refuses ``user:password@``.)"""
+    found = [key.value if key else None]
     found += [env.get(info.key_env, "").strip() for info in PROVIDERS.values()]
     if user is not None:
         tables = [user.top, *user.providers.values()]
@@ -250,19 +249,6 @@ def _ink_home(env: Mapping[str, str], start_dir: Path) -> Path:
     return (Path(home) if home else Path.home()) / ".ink"
 
 
-def find_project_file(cwd: Path, ink_home: Path, env: Mapping[str, str]) -> Path | None:
-    """The nearest ``.ink/config.toml`` from ``cwd`` upwards, never the user's own ``.ink`` (INK_HOME
-    or ~/.ink), which would otherwise count as a "project" for everything under the home directory."""
-    home = env.get("HOME", "").strip()
-    personal = {ink_home.resolve()} | ({(Path(home) / ".ink").resolve()} if home else set())
-    for directory in (cwd, *cwd.parents):
-        dot_ink = directory / ".ink"
-        candidate = dot_ink / "config.toml"
-        if candidate.is_file() and dot_ink.resolve() not in personal:
-            return candidate
-    return None
-
-
 def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: list[str]) -> ConfigFile:
     """Drop what a repository's config must not decide for the person running ink (see module doc)."""
     top = dict(project.top)
@@ -272,6 +258,7 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
         for key, why in (
             ("base_url", "a project file may not choose where your API key is sent"),
             ("api_key", "keys do not belong in files a repository shares"),
+            ("session_dir", "a project file may not move your session transcripts"),
         ):
             if key in table:
                 found = table.pop(key)

@@ -22,6 +22,7 @@ from ink.permissions.memory import PermissionMemory
 from ink.permissions.policy import PermissionPolicy, Verdict
 from ink.permissions.redacting import RedactingProvider, redacting
 from ink.permissions.rules import RuleSet
+from ink.redaction import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -50,4 +51,5 @@ def build_permission_hook(
         log.warning("%s", warning)
     rules = RuleSet([*settings.permission_rules, *remembered])
     policy = PermissionPolicy(settings.permission_mode, rules, settings.cwd)
-    return PermissionHook(policy, asker, memory=memory, notify=notify)
+    redact = Redactor(settings.secrets)
+    return PermissionHook(policy, asker, memory=memory, notify=notify, redact=redact)

@@ -21,6 +21,7 @@ from ink.ai.messages import ToolCall
 from ink.config.rules import parse_rule
 from ink.permissions.memory import PermissionMemory
 from ink.permissions.policy import PermissionPolicy, Verdict
+from ink.redaction import Redactor
 from ink.run.permissions import Decision
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,8 @@ class Asker(Protocol):
 
 class PermissionHook:
     """A ``BeforeToolHook``. ``asker`` None: nobody can answer (print mode). ``notify`` shows the user a
-    warning (a refusal in print mode, an "always" that could not be saved)."""
+    warning (a refusal in print mode, an "always" that could not be saved); what it shows passes through
+    ``redact`` first, and an "always" rule that would hold a secret is kept for this process only."""
 
     def __init__(
         self,
@@ -48,11 +50,14 @@ class PermissionHook:
         *,
         memory: PermissionMemory | None = None,
         notify: Callable[[str], None] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.policy = policy
         self.asker = asker
         self.memory = memory
-        self.notify = notify or (lambda text: log.warning("%s", text))
+        self.redact = redact or Redactor()
+        show = notify or (lambda text: log.warning("%s", text))
+        self.notify = lambda text: show(self.redact(text))
 
     async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | None:
         """Never raises for a refusal: it is returned. Cancel-safe: the broker answers an abort itself."""
@@ -93,6 +98,12 @@ class PermissionHook:
         rule = parse_rule("allow", verdict.remember, "an 'always' answer")
         self.policy.rules.remember([rule])
         if self.memory is None:
+            return
+        if self.redact(verdict.remember) != verdict.remember:
+            self.notify(
+                f"did not save the permission {verdict.remember} to {self.memory.path}: it holds a secret, "
+                "and that file is not the place for one; it holds for this session only"
+            )
             return
         try:
             self.memory.add([verdict.remember])

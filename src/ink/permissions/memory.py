@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ink.config.errors import ConfigError
 from ink.config.rules import RuleText, parse_rule
+from ink.store.paths import PRIVATE_FILE, make_private_dirs
 
 FILE_NAME = "permissions.toml"
 TRUST_FILE = "trusted-permissions.json"
@@ -67,7 +68,7 @@ class PermissionMemory:
         data = render(texts).encode("utf-8")
         parsed = _parse(self.path, data)  # never write what could not be read back
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.path, data, mode=0o644)
+        _write_atomically(self.path, data, mode=PRIVATE_FILE)  # it may quote a command's secrets
         self._trust(_digest(data))
         return parsed
 
@@ -84,9 +85,9 @@ class PermissionMemory:
 
     def _trust(self, digest: str) -> None:
         record = self._trusted() | {str(self.path): digest}
-        self.trust_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.trust_path.parent)
         text = json.dumps(record, indent=1, sort_keys=True) + "\n"
-        _write_atomically(self.trust_path, text.encode("utf-8"), mode=0o600)
+        _write_atomically(self.trust_path, text.encode("utf-8"), mode=PRIVATE_FILE)
 
 
 def render(rules: Sequence[str]) -> str:

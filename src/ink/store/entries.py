@@ -47,15 +47,30 @@ def decode(line: bytes) -> dict[str, Any]:
 
 
 def redact_tree(value: Any, secrets: Sequence[str]) -> Any:
-    """``redact`` applied to every string value of a JSON tree (keys are ink's own and left alone).
-    Recognisable credentials (``Authorization`` headers, key formats) go even when ``secrets`` is empty."""
+    """``redact`` applied to every string of a JSON tree, object keys included (a model's tool arguments
+    may use a secret as a key). Recognisable credentials (``Authorization`` headers, key formats) go even
+    when ``secrets`` is empty."""
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, dict):
-        return {k: redact_tree(v, secrets) for k, v in value.items()}
+        return _redacted_object(value, secrets)
     if isinstance(value, list):
         return [redact_tree(v, secrets) for v in value]
     return value
+
+
+def _redacted_object(value: dict[Any, Any], secrets: Sequence[str]) -> dict[Any, Any]:
+    """Keys redacted too; two keys that redact alike both stay (``[REDACTED]``, ``[REDACTED]#2``)."""
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        name = redact(key, secrets) if isinstance(key, str) else key
+        if name != key:
+            base, number = name, 1
+            while name in out or name in value:
+                number += 1
+                name = f"{base}#{number}"
+        out[name] = redact_tree(item, secrets)
+    return out
 
 
 @dataclass(slots=True)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 SLUG_MAX = 60
 SUFFIX = ".jsonl"
+PRIVATE_DIR = 0o700  # $INK_HOME, sessions/ and below: transcripts are nobody else's business
+PRIVATE_FILE = 0o600
 
 
 def ink_home() -> Path:
@@ -25,6 +27,23 @@ def ink_home() -> Path:
 
 def default_session_dir() -> Path:
     return ink_home() / "sessions"
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create ``path`` and every missing parent with mode 0700 (``mkdir(parents=True, mode=...)`` gives
+    the mode to the last one only; the parents get the umask's 0755). Folders that exist are left as the
+    user made them. Raises ``OSError``."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:  # created meanwhile by another ink process
+            continue
+        os.chmod(folder, PRIVATE_DIR)  # mkdir's mode is filtered by the umask; 0700 is meant exactly
 
 
 def normalise_cwd(cwd: str | os.PathLike[str]) -> str:

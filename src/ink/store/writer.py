@@ -27,6 +27,7 @@ from ink.agent.history import History, HistoryChange
 from ink.ai.messages import Message, message_to_json
 from ink.store.entries import SessionHeader, encode, redact_tree, usable_secrets
 from ink.store.errors import SessionInUse
+from ink.store.paths import PRIVATE_FILE, make_private_dirs
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +130,9 @@ class SessionWriter:
         ink process holds the session). Idempotent. Raises ``SessionInUse``, or ``OSError``."""
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.path.parent)
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(self.path, flags, 0o600)
+        fd = os.open(self.path, flags, PRIVATE_FILE)
         try:
             _lock(fd, self.path)
             if self._exists:
