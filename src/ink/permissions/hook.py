@@ -56,8 +56,7 @@ class PermissionHook:
         self.asker = asker
         self.memory = memory
         self.redact = redact or Redactor()
-        show = notify or (lambda text: log.warning("%s", text))
-        self.notify = lambda text: show(self.redact(text))
+        self._show = notify or (lambda text: log.warning("%s", text))
 
     async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | None:
         """Never raises for a refusal: it is returned. Cancel-safe: the broker answers an abort itself."""
@@ -112,6 +111,9 @@ class PermissionHook:
                 f"could not save the permission {verdict.remember} to {self.memory.path} "
                 f"({exc.strerror or exc}); it holds for this session only"
             )
+
+    def notify(self, text: str) -> None:
+        self._show(self.redact(text))
 
     def _nobody_to_ask(self, verdict: Verdict) -> Refusal:
         ways = [f"--allow {shlex.quote(verdict.remember)}"] if verdict.remember else []
