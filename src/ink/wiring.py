@@ -16,20 +16,23 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import InputMode
 from ink.agent.history import History
 from ink.agent.loop import ContextKeeper, LoopSetup
 from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tool import BeforeToolHook, Tool
 from ink.ai.provider import Provider
 from ink.config import Settings
+from ink.config.commands import CommandBook, load_commands
+from ink.extend.command_limit import CommandToolLimit
 from ink.permissions.redacting import redacting
 from ink.run.compaction import Compactor
-from ink.run.controller import BangOutput, Modes, QueueError, RunController
+from ink.run.controller import BangOutput, Modes, QueueError, RunController, Submitted
 from ink.run.events import Survivor
 from ink.run.usage import UsageTotals
 from ink.system_prompt import Environment, build_system_prompt
@@ -55,12 +58,27 @@ class App:
     sessions: SessionStore | None = None
     session: SessionHandle | None = None
     before_tool: BeforeToolHook | None = None  # the permission hook: a frontend rebuilding the setup keeps it
+    commands: CommandBook = field(default_factory=CommandBook)  # custom slash commands (docs/commands.md)
+    command_limit: CommandToolLimit | None = None
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
         self._unsubscribe_session = (
             self.controller.subscribe(self.session.on_event) if self.session is not None else lambda: None
         )
+
+    def submit(self, text: str, mode: InputMode = "steer", *, reserved: Iterable[str] = ()) -> Submitted:
+        """``controller.submit`` after expanding a custom command (``/name args``; the names in
+        ``reserved`` are the frontend's own and stay as they are). A command's ``allowed-tools`` hold
+        while its prompt is the latest one in the history."""
+        expansion = self.commands.expand(text, reserved)
+        if expansion is None:
+            return self.controller.submit(text, mode)
+        submitted = self.controller.submit(expansion.text, mode)
+        allowed = expansion.command.allowed_tools
+        if allowed is not None and self.command_limit is not None:
+            self.command_limit.limit(submitted.input_id, expansion.command.name, allowed)
+        return submitted
 
     @property
     def session_id(self) -> str | None:
@@ -176,9 +194,26 @@ def build_app(
         reaper=RegistryReaper(processes, settings.kill_delay),
         force_exit=force_exit or hard_exit(processes),
     )
-    hook = before_tool or permission_hook(settings, controller, can_ask=can_ask)
-    controller.setup = replace(controller.setup, before_tool=hook)
-    return App(settings, provider, processes, tools, controller, compactor, usage, sessions, handle, hook)
+    permission = before_tool or permission_hook(settings, controller, can_ask=can_ask)
+    limit = CommandToolLimit(lambda: controller.history, permission)
+    controller.setup = replace(controller.setup, before_tool=limit)
+    commands = load_commands(settings.cwd, settings.ink_home)
+    for warning in commands.warnings:
+        log.warning("%s", warning)
+    return App(
+        settings,
+        provider,
+        processes,
+        tools,
+        controller,
+        compactor,
+        usage,
+        sessions,
+        handle,
+        limit,
+        commands,
+        limit,
+    )
 
 
 def permission_hook(settings: Settings, controller: RunController, *, can_ask: bool) -> BeforeToolHook:

@@ -65,7 +65,7 @@ async def run_print(
     loop.add_signal_handler(signal.SIGINT, app.controller.interrupt)
     loop.add_signal_handler(signal.SIGTERM, app.controller.abort, TERMINATED)
     try:
-        app.controller.submit(prompt)
+        app.submit(prompt)  # a custom command's /name is expanded
         await app.controller.wait_idle()
     finally:
         await app.aclose()

@@ -80,6 +80,8 @@ class AcpSession:
         self._bang_ids = itertools.count(1)
         self._bang_call = ""
         self._unsubscribe = self.controller.subscribe(self.on_event)
+        if app.commands.commands:  # after the answer that names the session: call_soon, not now
+            asyncio.get_running_loop().call_soon(self._update, updates.available_commands(app.commands))
 
     # -- from the editor ---------------------------------------------------------------------------
 
@@ -88,7 +90,7 @@ class AcpSession:
         if self.closing:
             raise RpcError(INTERNAL_ERROR, "the session is closing")
         mode: InputMode = "steer" if self.controller.state == "idle" else "follow_up"
-        submitted = self.controller.submit(text, mode)
+        submitted = self.app.submit(text, mode)  # a custom command's /name is expanded
         self.turns.submitted(submitted.input_id, request_id)
 
     def cancel(self) -> None:

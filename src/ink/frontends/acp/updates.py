@@ -24,6 +24,7 @@ from ink.ai.messages import (
     ToolResult,
     UserMessage,
 )
+from ink.config.commands import CommandBook
 from ink.tools.workspace import real_target, resolve_path
 
 Update = dict[str, Any]
@@ -48,6 +49,15 @@ PERMISSION_OPTIONS = (
     {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
     {"optionId": "deny", "name": "Deny", "kind": "reject_once"},
 )
+
+
+def available_commands(book: CommandBook) -> Update:
+    """The custom commands (docs/commands.md), which the editor offers after ``/`` in its prompt box."""
+    commands = [
+        {"name": c.name, "description": c.summary, "input": {"hint": c.argument_hint or "arguments"}}
+        for c in book.commands.values()
+    ]
+    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
 def message_chunk(text: str) -> Update:

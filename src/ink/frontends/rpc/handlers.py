@@ -81,7 +81,7 @@ class Handlers:
     # -- acting ------------------------------------------------------------------------------------
 
     def _submit(self, text: str, mode: InputMode) -> Data:
-        return _submitted(self.controller.submit(text, mode))
+        return _submitted(self.app.submit(text, mode))  # a custom command's /name is expanded
 
     def _abort(self, _fields: Fields) -> Data:
         was_running = self.controller.state == "running"

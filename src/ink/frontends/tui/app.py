@@ -21,7 +21,8 @@ from prompt_toolkit.history import InMemoryHistory
 
 from ink.agent.events import InputMode
 from ink.frontends.tui.blocks import Block
-from ink.frontends.tui.commands import is_command, run_command, shorten_home
+from ink.frontends.tui.commands import command_names, is_command, run_command, shorten_home
+from ink.frontends.tui.completion import SlashCompleter
 from ink.frontends.tui.editor import replace_text, restore_into
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
@@ -62,7 +63,9 @@ class TuiApp:
         self._clock = clock
         self._view = EventView(clock)
         self.painter = Painter(color=color)
-        self.buffer = Buffer(multiline=True, history=InMemoryHistory())
+        self.buffer = Buffer(
+            multiline=True, history=InMemoryHistory(), completer=SlashCompleter(lambda: command_names(core))
+        )
         self.buffer.on_text_changed += lambda _buffer: self._disarm()
         self._dirty = asyncio.Event()
         self._quit_armed = False
@@ -256,7 +259,7 @@ class TuiApp:
             return
         self.buffer.reset(append_to_history=True)
         if is_command(text.strip()):
-            run_command(self, text.strip())
+            run_command(self, text.strip(), mode)
         else:
             self.controller.submit(text[1:] if text.startswith("//") else text, mode)
         self._dirty.set()

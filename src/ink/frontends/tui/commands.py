@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ink.agent.events import InputMode
+from ink.config.commands import CustomCommand
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
@@ -43,10 +45,14 @@ def is_command(text: str) -> bool:
     return text.startswith("/") and not text.startswith("//")
 
 
-def run_command(host: CommandHost, line: str) -> None:
-    """Run one ``/command args`` line. Unknown commands and bad arguments print a one-line error."""
+def run_command(host: CommandHost, line: str, mode: InputMode = "steer") -> None:
+    """Run one ``/command args`` line: a built-in one, else a custom one (its prompt is submitted with
+    ``mode``). Unknown commands and bad arguments print a one-line error."""
     name, _, args = line[1:].strip().partition(" ")
     command = COMMANDS.get(name.lower())
+    if command is None and host.core.commands.expand(line, COMMANDS) is not None:
+        host.core.submit(line, mode, reserved=COMMANDS)
+        return
     if command is None:
         say(host, f"unknown command /{name}: /help lists them (text starting with /: write //)", "error")
         return
@@ -66,7 +72,20 @@ def help_text() -> str:
 
 
 def _help(host: CommandHost, args: str) -> None:
-    host.view.print(Block("output", help_text()))
+    custom = host.core.commands.commands.values()
+    lines = [f"  {_usage(c):<24}  {c.summary}" for c in custom if c.name not in COMMANDS]
+    more = ["", "Custom commands (.ink/commands/, $INK_HOME/commands/):", *lines] if lines else []
+    host.view.print(Block("output", "\n".join([help_text(), *more])))
+
+
+def _usage(command: CustomCommand) -> str:
+    return f"/{command.name} {command.argument_hint}".rstrip()
+
+
+def command_names(core: App) -> list[tuple[str, str]]:
+    """Every slash command's name and what it does, for completion: built-in ones first."""
+    names = [(c.name, c.help) for c in COMMANDS.values()]
+    return names + [(c.name, c.summary) for c in core.commands.commands.values() if c.name not in COMMANDS]
 
 
 def _quit(host: CommandHost, args: str) -> None:

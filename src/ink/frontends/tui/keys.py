@@ -27,6 +27,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Up", "on an empty input while a run goes on: take the last queued input back to edit it"),
     ("Ctrl+O", "show the whole of the last folded output"),
     ("Ctrl+D", "quit (on an empty input)"),
+    ("Tab", "after /: complete the command's name (again: the next match)"),
     ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),
 )
 
@@ -76,6 +77,12 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
     @kb.add("c-j", filter=typing)
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.newline(copy_margin=False)
+
+    @kb.add("tab", filter=typing)
+    def _complete(event: KeyPressEvent) -> None:
+        from ink.frontends.tui.completion import complete_slash
+
+        complete_slash(event.current_buffer)
 
     @kb.add("c-d", filter=typing)
     def _quit(event: KeyPressEvent) -> None:

@@ -1,0 +1,153 @@
+"""Custom slash commands: markdown files in ``.ink/commands/`` of the project and ``$INK_HOME/commands/``
+(docs/commands.md is the user's description).
+
+    .ink/commands/review.md       ->  /review ARGS
+    .ink/commands/git/commit.md   ->  /git:commit ARGS
+
+The body is the prompt; ``$ARGUMENTS`` becomes everything after the name, ``$1`` .. ``$9`` its words.
+A body without a placeholder gets the arguments appended as a last paragraph, so they are never lost.
+Front matter (``ink.config.frontmatter``): ``description``, ``argument-hint``, ``allowed-tools``.
+A project's command replaces a user's command of the same name. A file that cannot be read is skipped
+with a warning: one bad file must not take the others (or ink) down.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ink.config.frontmatter import FrontMatterError, read_markdown
+
+# Claude Code's tool names, so that its command files work unchanged.
+FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
+_PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])")  # one pass: an argument's own "$1" stays as it is
+_INVOCATION = re.compile(r"/([\w.:-]+)(?:\s+(.*))?", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class CustomCommand:
+    name: str
+    body: str
+    path: Path
+    scope: str  # "project" or "user"
+    description: str = ""
+    argument_hint: str = ""
+    allowed_tools: frozenset[str] | None = None  # None: every tool
+
+    def expand(self, arguments: str) -> str:
+        """The prompt for ``/name arguments``."""
+        arguments = arguments.strip()
+        words = _words(arguments)
+        has_placeholder = _PLACEHOLDER.search(self.body) is not None
+        text = _PLACEHOLDER.sub(lambda m: _nth(words, m.group(1)) if m.group(1) else arguments, self.body)
+        if arguments and not has_placeholder:
+            text = f"{text}\n\nARGUMENTS: {arguments}"
+        return text
+
+    @property
+    def summary(self) -> str:
+        return self.description or f"({self.scope} command)"
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    command: CustomCommand
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandBook:
+    commands: Mapping[str, CustomCommand] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def expand(self, line: str, reserved: Iterable[str] = ()) -> Expansion | None:
+        """``/name args`` of a known custom command as its prompt; None for anything else (plain text,
+        ``//``, an unknown name, or a name in ``reserved``: the frontend's own commands win)."""
+        found = _INVOCATION.fullmatch(line.strip())
+        if found is None:
+            return None
+        name, arguments = found.group(1), found.group(2)
+        command = self.commands.get(name)
+        if command is None or name in set(reserved):
+            return None
+        return Expansion(command, command.expand(arguments or ""))
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+
+def load_commands(cwd: Path, ink_home: Path) -> CommandBook:
+    """The user's commands, then the project's (which win on a name both define)."""
+    found: dict[str, CustomCommand] = {}
+    warnings: list[str] = []
+    dirs = [(ink_home / "commands", "user")]
+    project = project_dot_ink(cwd, ink_home)
+    if project is not None:
+        dirs.append((project / "commands", "project"))
+    for directory, scope in dirs:
+        for command in _read_dir(directory, scope, warnings):
+            found[command.name] = command
+    return CommandBook(dict(sorted(found.items())), tuple(warnings))
+
+
+def project_dot_ink(cwd: Path, ink_home: Path) -> Path | None:
+    """The nearest ``.ink`` directory from ``cwd`` upwards that is not the user's own (``INK_HOME`` or
+    ``~/.ink``, which would otherwise count as a project for everything under the home directory)."""
+    personal = {ink_home.resolve(), (Path.home() / ".ink").resolve()}
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / ".ink"
+        if candidate.is_dir() and candidate.resolve() not in personal:
+            return candidate
+    return None
+
+
+def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCommand]:
+    if not directory.is_dir():
+        return []
+    commands = []
+    for path in sorted(directory.rglob("*.md")):
+        relative = path.relative_to(directory).with_suffix("")
+        name = ":".join(relative.parts)
+        if not re.fullmatch(r"[\w.:-]+", name):
+            warnings.append(f"{path}: skipped: a command name may hold letters, digits, '-', '_', '.'")
+            continue
+        try:
+            doc = read_markdown(path)
+        except (OSError, FrontMatterError) as exc:
+            warnings.append(f"skipped the command /{name}: {exc}")
+            continue
+        commands.append(
+            CustomCommand(
+                name=name,
+                body=doc.body,
+                path=path,
+                scope=scope,
+                description=doc.text("description") or "",
+                argument_hint=doc.text("argument-hint") or "",
+                allowed_tools=_tool_names(doc.items("allowed-tools")),
+            )
+        )
+    return commands
+
+
+def _tool_names(items: list[str] | None) -> frozenset[str] | None:
+    """``Bash(git add:*)`` names the tool ``bash``: ink limits commands by tool, not by pattern."""
+    if items is None:
+        return None
+    names = (item.partition("(")[0].strip().lower() for item in items)
+    return frozenset(FOREIGN_TOOL_NAMES.get(name, name) for name in names if name)
+
+
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:  # an unbalanced quote: plain words rather than an error
+        return arguments.split()
+
+
+def _nth(words: list[str], digit: str) -> str:
+    number = int(digit)
+    return words[number - 1] if number <= len(words) else ""
