@@ -8,12 +8,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ink.config.commands import CustomCommand, load_commands
 from tests.acp.conftest import StartAcp, open_session, text_prompt
 from tests.fakeserver import FakeModelServer, Reply, say, tool_call
 from tests.rpc.conftest import StartRpc
 from tests.tui.conftest import StartInk
-
-from ink.config.commands import CustomCommand, load_commands
 
 REVIEW = """---
 description: Review a file for bugs
@@ -79,7 +78,8 @@ def test_a_custom_command_through_rpc(
 def test_allowed_tools_limit_what_the_model_may_call(
     fake_server: FakeModelServer, start_rpc: StartRpc, project: Path
 ) -> None:
-    write(project / ".ink" / "commands" / "look.md", "---\nallowed-tools: Read, Grep\n---\nLook at $ARGUMENTS")
+    look = "---\nallowed-tools: Read, Grep\n---\nLook at $ARGUMENTS"
+    write(project / ".ink" / "commands" / "look.md", look)
     fake_server.script(
         Reply([tool_call("read", {"path": "notes.txt"}, id="c1")]),
         Reply([tool_call("bash", {"command": "echo hi > out.txt"}, id="c2")]),
@@ -124,7 +124,8 @@ def test_acp_advertises_the_commands_and_runs_them(
     session = open_session(ink, project)
     update = ink.wait_update("available_commands_update")
     commands = update["availableCommands"]
-    assert commands == [{"name": "review", "description": "Review a file for bugs", "input": {"hint": "FILE"}}]
+    review = {"name": "review", "description": "Review a file for bugs", "input": {"hint": "FILE"}}
+    assert commands == [review]
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("/review a.py"))
     assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
     assert fake_server.user_texts() == [["Review a.py for bugs. Start with a.py."]]
