@@ -57,9 +57,9 @@ class App:
     usage: UsageTotals
     sessions: SessionStore | None = None
     session: SessionHandle | None = None
-    before_tool: BeforeToolHook | None = None  # the permission hook: a frontend rebuilding the setup keeps it
+    before_tool: BeforeToolHook | None = None  # the permission hook, last of the controller's checks
     commands: CommandBook = field(default_factory=CommandBook)  # custom slash commands (docs/commands.md)
-    command_limit: CommandToolLimit | None = None
+    command_limit: CommandToolLimit | None = None  # the controller's before_tool: the checks, in order
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
@@ -210,7 +210,7 @@ def build_app(
         usage,
         sessions,
         handle,
-        limit,
+        permission,
         commands,
         limit,
     )

@@ -20,8 +20,9 @@ def settings(tmp_path: Path, config: str = "", **flags: object) -> Settings:
 async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: Path) -> None:
     app = build_app(settings(tmp_path, "permission_timeout = 12\n", permission_mode="accept-edits"))
     try:
-        hook = app.controller.setup.before_tool
-        assert isinstance(hook, PermissionHook) and hook is app.before_tool
+        hook = app.before_tool
+        assert isinstance(hook, PermissionHook)
+        assert app.controller.setup.before_tool is app.command_limit  # which asks the hook last
         assert hook.asker is app.controller.permissions and hook.policy.mode == "accept-edits"
         assert app.controller.permissions.timeout_seconds == 12
         assert isinstance(app.controller.setup.provider, RedactingProvider)
@@ -32,7 +33,7 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         await app.aclose()
     app = build_app(settings(tmp_path, "permission_timeout = 0\n"), can_ask=False)
     try:
-        hook = app.controller.setup.before_tool
+        hook = app.before_tool
         assert isinstance(hook, PermissionHook) and hook.asker is None  # print mode: nobody to ask
         assert app.controller.permissions.timeout_seconds is None  # 0: wait for ever
     finally:
@@ -45,6 +46,6 @@ async def test_a_hook_given_by_the_frontend_replaces_the_policy(tmp_path: Path) 
 
     app = build_app(settings(tmp_path), before_tool=anything_goes)  # type: ignore[arg-type]
     try:
-        assert app.controller.setup.before_tool is anything_goes
+        assert app.before_tool is anything_goes
     finally:
         await app.aclose()
