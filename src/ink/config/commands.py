@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ink.config.frontmatter import FrontMatterError, read_markdown
+from ink.config.project import find_in_project
 
 # Claude Code's tool names, so that its command files work unchanged.
 FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
@@ -84,24 +85,13 @@ def load_commands(cwd: Path, ink_home: Path) -> CommandBook:
     found: dict[str, CustomCommand] = {}
     warnings: list[str] = []
     dirs = [(ink_home / "commands", "user")]
-    project = project_dot_ink(cwd, ink_home)
+    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, "commands", Path.is_dir)
     if project is not None:
-        dirs.append((project / "commands", "project"))
+        dirs.append((project, "project"))
     for directory, scope in dirs:
         for command in _read_dir(directory, scope, warnings):
             found[command.name] = command
     return CommandBook(dict(sorted(found.items())), tuple(warnings))
-
-
-def project_dot_ink(cwd: Path, ink_home: Path) -> Path | None:
-    """The nearest ``.ink`` directory from ``cwd`` upwards that is not the user's own (``INK_HOME`` or
-    ``~/.ink``, which would otherwise count as a project for everything under the home directory)."""
-    personal = {ink_home.resolve(), (Path.home() / ".ink").resolve()}
-    for directory in (cwd, *cwd.parents):
-        candidate = directory / ".ink"
-        if candidate.is_dir() and candidate.resolve() not in personal:
-            return candidate
-    return None
 
 
 def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCommand]:

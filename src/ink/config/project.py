@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from ink.config.files import ConfigFile, parse_config, read_config_bytes
@@ -27,12 +27,20 @@ from ink.config.files import ConfigFile, parse_config, read_config_bytes
 def find_project_file(cwd: Path, ink_home: Path, env: Mapping[str, str]) -> Path | None:
     """The nearest ``.ink/config.toml`` from ``cwd`` up to the repository root or the home directory
     (see the module doc), never the user's own ``.ink``."""
+    return find_in_project(cwd, ink_home, env, "config.toml", Path.is_file)
+
+
+def find_in_project(
+    cwd: Path, ink_home: Path, env: Mapping[str, str], name: str, exists: Callable[[Path], bool]
+) -> Path | None:
+    """The nearest ``.ink/NAME`` for which ``exists`` holds, searched like ``find_project_file``: the
+    project's ``commands`` and ``agents`` directories are found where its config would be."""
     home = _home(env)
     personal = {ink_home.resolve()} | ({(home / ".ink").resolve()} if home else set())
     for directory in _search_path(cwd, home):
         dot_ink = directory / ".ink"
-        candidate = dot_ink / "config.toml"
-        if candidate.is_file() and dot_ink.resolve() not in personal:
+        candidate = dot_ink / name
+        if exists(candidate) and dot_ink.resolve() not in personal:
             return candidate
     return None
 
