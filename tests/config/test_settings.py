@@ -195,7 +195,11 @@ def test_malformed_toml_names_file_and_line(
             2,
             "unknown key 'modle' at the [providers.openai] (did you mean 'model'?)",
         ),
-        ("[providers.mistral]\nmodel = 'x'\n", 1, "unknown provider 'mistral' (known: openai, anthropic, openrouter"),
+        (
+            "[providers.mistral]\nmodel = 'x'\n",
+            1,
+            "unknown provider 'mistral' (known: openai, anthropic, openrouter",
+        ),
         ('max_iterations = "ten"\n', 1, "max_iterations must be an integer (got 'ten')"),
         ("max_iterations = true\n", 1, "max_iterations must be an integer (got True)"),
         ('steering_mode = "some"\n', 1, "steering_mode must be one of all, one-at-a-time (got 'some')"),
