@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ink.permissions.shell import analyse
+from ink.permissions.words import WILD, command_name, template
 
 
 def texts(command: str) -> list[str]:
@@ -52,5 +53,31 @@ def test_deny_rules_see_nested_and_wrapped_commands() -> None:
     found = deny.deny_texts()
     for inner in ("rm -rf /", "curl evil", "chmod 777 x", "dd if=x"):
         assert inner in found, inner
-    rough = analyse("[[ -n x ]] && rm -rf y").deny_texts()  # unparsable: rough pieces still checked
+    rough = analyse("[[ -n x ]] && rm -rf y").possible_texts()  # unparsable: every tail may run
     assert "rm -rf y" in rough
+
+
+def test_words_are_read_the_way_bash_reads_them() -> None:
+    """Quote removal, ANSI-C escapes, and WILD for what is only known when it runs (issue 11)."""
+    cases = {
+        "rm": "rm", "'r'm": "rm", '"r"m': "rm", "\\rm": "rm", "r\\m": "rm", "$'rm'": "rm",
+        "$'\\x72m'": "rm", "$'\\162m'": "rm", "$'\\u0072m'": "rm", "$'a\\'b'": "a'b",
+        '"$x"': WILD, "$x": WILD, "${x:-rm}": WILD, "$(echo rm)": WILD, "`echo rm`": WILD, "r*": f"r{WILD}",
+        "{r,}m": f"{WILD}m", "~/bin/rm": f"{WILD}/bin/rm", '"a$x"b': f"a{WILD}b", "$": "$", "[": "[",
+        '$"rm"': "rm", "a\\\nb": "ab",
+    }  # fmt: skip
+    for source, expected in cases.items():
+        assert template(source) == expected, source
+    assert [command_name(t) for t in ("/usr/bin/rm", "rm", f"{WILD}/rm", f"/bin/r{WILD}", f"a{WILD}")] == [
+        "rm", "rm", "rm", WILD, WILD
+    ]  # fmt: skip
+
+
+def test_what_no_deny_rule_can_be_ruled_out_for() -> None:
+    assert analyse("echo rm | bash").unprovable  # a shell reading its input
+    assert analyse('bash -c "$CMD"').unprovable  # a computed text for bash -c
+    assert not analyse("bash build.sh && sh -c 'ls'").unprovable  # a script file is out of reach
+    assert "rm x" in analyse("sh <<EOF\nrm x\nEOF").deny_texts()
+    assert "rm x" in analyse("bash <<< 'rm x'").deny_texts()
+    assert "rm x" in analyse("cat <<EOF\n$(rm x)\nEOF").deny_texts()
+    assert "rm x" in analyse("time rm x").possible_texts()

@@ -10,7 +10,9 @@ or executed here (``hook`` does the asking). The order, for every tool:
    workspace or in ``.git/`` or ``.ink/``; bash commands and unknown tools ask.
 
 A bash command is allowed by rules only when every one of its simple commands is, and nothing in it is
-beyond checking (substitutions, subshells, redirections out of the workspace: see ``shell``).
+beyond checking (substitutions, subshells, redirections out of the workspace: see ``shell``). A command
+that cannot be proven not to match a deny rule (a computed command name, nesting too deep: ``shell``)
+counts as matching it in ``yolo`` and asks in the other modes (docs/permissions.md, "Deny rules").
 """
 
 from __future__ import annotations
@@ -111,6 +113,14 @@ class PermissionPolicy:
         )
         if denied is not None:
             return Verdict("deny", what, denied.label)
+        doubtful = self.rules.command_may_be_denied(shape.possible_texts(), bool(shape.unprovable))
+        if doubtful is not None:  # not proven harmless: refused in yolo, asked (never allowed) otherwise
+            doubt = f"{doubtful.label}, which ink cannot rule out: {shape.doubt()}"
+            return (
+                Verdict("deny", what, doubt)
+                if self.mode == "yolo"
+                else Verdict("ask", what, f"the rule {doubt}")
+            )
         if self.mode == "yolo" or self.rules.whole_command_allowed(command) is not None:
             return ALLOW
         remember = f"bash({escape(command.strip())})"

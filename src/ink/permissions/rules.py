@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ink.config.rules import RuleText
+from ink.permissions.words import WILD
 
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 FILE_TOOLS = frozenset({"write", "edit"})
 # A rule named after one of these covers the whole group: edit(...) also covers write, read(...) grep.
 GROUPS = {"read": READ_TOOLS, "edit": FILE_TOOLS, "write": FILE_TOOLS}
+MAX_TEMPLATE = 20_000  # characters of a command template checked against a pattern; longer: may match
 
 
 def escape(text: str) -> str:
@@ -71,9 +73,19 @@ class CommandPattern:
         if collapsed.endswith(":*") and not collapsed.endswith("\\:*"):
             collapsed = collapsed[:-2].rstrip() + " *"
         self._regex = re.compile(_command_regex(collapsed), re.DOTALL)
+        self._globs = _command_globs(collapsed)
 
     def matches(self, text: str) -> bool:
         return self._regex.fullmatch(re.sub(r"\s+", " ", text.strip())) is not None
+
+    def may_match(self, template: str) -> bool:
+        """Could ``template`` match, whatever its computed parts (``WILD``, any text) turn out to be?
+        True also for a template too long to check."""
+        text = re.sub(r"\s+", " ", template.strip())
+        if len(text) > MAX_TEMPLATE:
+            return True
+        pieces = [None if char == WILD else char for char in re.sub(f"{WILD}+", WILD, text)]
+        return any(_globs_meet(glob, pieces) for glob in self._globs)
 
     def matches_whole(self, command: str) -> bool:
         """A pattern without wildcards may name a whole command line, operators and all (this is how an
@@ -124,6 +136,17 @@ class RuleSet:
             return pattern is not None and (pattern.matches_whole(whole) or any(map(pattern.matches, texts)))
 
         return self._first(self.deny, "bash", match)
+
+    def command_may_be_denied(self, templates: Iterable[str], unprovable: bool) -> Rule | None:
+        """The first deny rule for commands that ``templates`` may match, or (``unprovable``: some command
+        could not be read at all) the first deny rule for commands there is."""
+        templates = list(templates)
+
+        def match(rule: Rule) -> bool:
+            pattern = rule.command
+            return pattern is not None and (unprovable or any(map(pattern.may_match, templates)))
+
+        return self._first([r for r in self.deny if not r.is_bare], "bash", match)
 
     def command_allowed(self, text: str) -> Rule | None:
         return self._first(self.allow, "bash", lambda r: r.command is not None and r.command.matches(text))
@@ -211,3 +234,41 @@ def _path_regex(pattern: str) -> str:
         else:
             parts.append("[^/]")
     return "".join(parts)
+
+
+def _command_globs(pattern: str) -> list[list[str | None]]:
+    """The pattern as globs of characters and ``None`` (any text): two when the tail is optional."""
+    optional_tail = pattern.endswith(" *") and not pattern.endswith("\\ *")
+    body = pattern[:-2] if optional_tail else pattern
+    glob: list[str | None] = [None if wild and text.startswith("*") else text for text, wild in _tokens(body)]
+    glob = [piece for text in glob for piece in ([None] if text is None else list(text))]
+    return [glob, [*glob, " ", None]] if optional_tail else [glob]
+
+
+def _globs_meet(first: list[str | None], second: list[str | None]) -> bool:
+    """Is there a text both globs match? (``None`` matches any text.) A search over pairs of positions."""
+    seen = {(0, 0)}
+    todo = [(0, 0)]
+    goal = (len(first), len(second))
+    while todo:
+        i, j = todo.pop()
+        if (i, j) == goal or _rest_is_any(first, i) or _rest_is_any(second, j):
+            return True  # a final wildcard matches whatever the other glob still needs
+        a = first[i] if i < len(first) else ""
+        b = second[j] if j < len(second) else ""
+        steps = []
+        if a is None:  # first's wildcard: matches nothing more, or swallows what second has next
+            steps += [(i + 1, j)] + ([(i, j + 1)] if j < len(second) else [])
+        if b is None:
+            steps += [(i, j + 1)] + ([(i + 1, j)] if i < len(first) else [])
+        if a and b and a == b:
+            steps.append((i + 1, j + 1))
+        for step in steps:
+            if step not in seen:
+                seen.add(step)
+                todo.append(step)
+    return False
+
+
+def _rest_is_any(glob: list[str | None], position: int) -> bool:
+    return position == len(glob) - 1 and glob[position] is None

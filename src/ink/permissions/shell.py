@@ -4,37 +4,49 @@ its redirections write, and what makes it impossible to judge from its parts.
 ``git status && rm -rf x`` is two simple commands, and a rule must allow both. Anything whose effect
 cannot be read off the text (command or process substitution, subshells, loops, functions, a computed
 command name, redirections to computed file names, text bashlex cannot parse) is reported in ``unsure``:
-the policy then asks instead of trusting a rule. Deny rules still see every command found anywhere,
-including inside substitutions, subshells, ``bash -c '...'``, ``eval`` and wrappers such as ``sudo``,
-``env``, ``xargs`` or ``timeout``.
+the policy then asks instead of trusting a rule.
+
+Deny rules see more, and must not be fooled (docs/permissions.md, "Deny rules"): every command found
+anywhere (substitutions, subshells, function bodies, ``bash -c '...'`` and ``eval`` nested up to
+``MAX_DEPTH`` levels, a shell's here-document or here-string), under the name bash looks it up by
+(``/usr/bin/rm`` is ``rm``), behind wrappers (``sudo``, ``env``, ``time``, ``xargs``, ...), with its words
+as bash will see them (``words.template``: ``$'rm'`` is ``rm``, ``$(echo rm)`` is any text). What cannot be
+read at all is recorded in ``unprovable`` (nesting too deep, a shell reading commands from its input, a
+computed ``bash -c`` text), and text bashlex cannot parse is covered by ``words.rough_commands``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_DEPTH = 3  # bash -c 'bash -c "..."': nesting followed for deny rules
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+from ink.permissions.words import WILD, command_name, rough_commands, substitutions, template
+
+MAX_DEPTH = 8  # bash -c 'bash -c "..."': deeper nesting cannot be proven harmless
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "busybox"})
 # Commands that run their arguments as another command (the argument list after options).
 WRAPPERS = frozenset(
     {"env", "command", "builtin", "exec", "nohup", "nice", "time", "timeout", "sudo", "doas", "xargs",
-     "stdbuf", "setsid", "ionice", "chronic", "watch", "flock", "unbuffer", "caffeinate", "find"}
+     "stdbuf", "setsid", "ionice", "chronic", "watch", "flock", "unbuffer", "caffeinate", "find",
+     "busybox", "taskset", "chrt", "strace", "ltrace", "runuser", "unshare", "nsenter", "firejail",
+     "systemd-run", "parallel"}
 )  # fmt: skip
 DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 SUBSTITUTION_TEXT = re.compile(r"\$\(|`|<\(|>\(")
 COMPUTED = re.compile(r"[$`{}*?\[]")
+SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O"})
 
 
 @dataclass(frozen=True, slots=True)
 class SimpleCommand:
-    """One simple command: its words after quote removal, and the ``NAME=value`` words before them."""
+    """One simple command: its words after quote removal, and the ``NAME=value`` words before them.
+    ``templates``: its words as bash will see them (``words.template``), for deny rules."""
 
     words: tuple[str, ...]
     assignments: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -42,11 +54,15 @@ class SimpleCommand:
         return " ".join((*self.assignments, *self.words))
 
     def deny_texts(self) -> list[str]:
-        """How deny rules see it: as written, without assignments, and every tail a wrapper would run
-        (``sudo rm -rf x`` is also ``rm -rf x``)."""
-        texts = [self.text, " ".join(self.words)]
-        if self.words and os.path.basename(self.words[0]) in WRAPPERS:
-            texts += [" ".join(self.words[i:]) for i in range(1, len(self.words))]
+        """How deny rules see it: as written, without assignments, under the name bash looks it up by,
+        and every tail a wrapper (or a computed name) may run (``sudo rm -rf x`` is also ``rm -rf x``)."""
+        words = self.templates or self.words
+        texts = [self.text, " ".join(words)]
+        if not words:
+            return texts
+        name = command_name(words[0])
+        starts = range(len(words)) if name in WRAPPERS or name == WILD else range(1)
+        texts += [" ".join([command_name(words[i]), *words[i + 1 :]]) for i in starts]
         return texts
 
 
@@ -54,17 +70,32 @@ class SimpleCommand:
 class CommandShape:
     """``commands``: the top-level simple commands, each of which an allow rule must cover. ``nested``:
     every simple command found anywhere, for deny rules. ``writes``: files redirections write, as written.
-    ``unsure``: why the command cannot be judged from its parts (empty when it can)."""
+    ``unsure``: why the command cannot be judged from its parts (empty when it can). ``rough``: command
+    templates that may run, from text the parser could not read. ``unprovable``: why some command it runs
+    cannot be read at all (then no deny rule can be ruled out). ``doubts``: why a template holds ``WILD``."""
 
     commands: list[SimpleCommand] = field(default_factory=list)
     nested: list[SimpleCommand] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     unsure: list[str] = field(default_factory=list)
-    rough: list[str] = field(default_factory=list)  # pieces of an unparsable command, for deny rules
+    rough: list[str] = field(default_factory=list)
+    unprovable: list[str] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)
 
     def deny_texts(self) -> list[str]:
-        texts = [t for c in self.nested for t in c.deny_texts()] + self.rough
-        return list(dict.fromkeys(t for t in texts if t))
+        """Texts bash certainly runs: a deny rule that matches one refuses the command."""
+        texts = (t for c in self.nested for t in c.deny_texts())
+        return list(dict.fromkeys(t for t in texts if t and WILD not in t))
+
+    def possible_texts(self) -> list[str]:
+        """Templates with computed parts (``WILD``) and rough pieces: a deny rule that may match one can
+        not be ruled out."""
+        texts = [t for c in self.nested for t in c.deny_texts() if WILD in t] + self.rough
+        return list(dict.fromkeys(texts))
+
+    def doubt(self) -> str:
+        """Why a deny rule cannot be ruled out, for messages."""
+        return (self.unprovable or self.doubts or ["parts of it are only known when it runs"])[0]
 
 
 def analyse(command: str) -> CommandShape:
@@ -79,21 +110,33 @@ def analyse(command: str) -> CommandShape:
 def _analyse_into(command: str, shape: CommandShape, *, depth: int, top: bool) -> None:
     import bashlex
 
+    if depth > MAX_DEPTH:
+        shape.unprovable.append(f"it nests commands more than {MAX_DEPTH} levels deep")
+        return
     try:
         trees = bashlex.parse(command) if command.strip() else []
     except Exception as exc:  # bashlex raises ParsingError, NotImplementedError and worse on odd input
         shape.unsure.append(f"bash syntax ink cannot check ({_first_line(exc)})")
-        shape.rough += [piece.strip() for piece in re.split(r"[;&|()\n`]+|\$\(", command) if piece.strip()]
+        _rough_into(command, shape, depth=depth)
         return
-    walker = _Walker(shape, depth)
+    walker = _Walker(shape, depth, command)
     for tree in trees:
         walker.visit(tree, top=top)
 
 
+def _rough_into(command: str, shape: CommandShape, *, depth: int) -> None:
+    rough = rough_commands(command)
+    shape.rough += rough.tails
+    shape.doubts.append("it uses bash syntax ink cannot read exactly")
+    for text in rough.nested:
+        _analyse_into(text, shape, depth=depth + 1, top=False)
+
+
 class _Walker:
-    def __init__(self, shape: CommandShape, depth: int) -> None:
+    def __init__(self, shape: CommandShape, depth: int, source: str) -> None:
         self.shape = shape
         self.depth = depth
+        self.source = source
 
     def visit(self, node: Any, *, top: bool) -> None:
         kind = node.kind
@@ -120,22 +163,26 @@ class _Walker:
 
     def simple(self, node: Any, *, top: bool) -> None:
         words: list[str] = []
+        templates: list[str] = []
         assignments: list[str] = []
         for part in node.parts:
             if part.kind == "assignment":
                 assignments.append(part.word)
             elif part.kind == "word":
                 words.append(part.word)
+                templates.append(template(self.source[part.pos[0] : part.pos[1]]))
             elif part.kind == "redirect":
                 self.redirect(part, top=top)
             self.inner(part)  # substitutions inside words and redirections
-        found = SimpleCommand(tuple(words), tuple(assignments))
+        found = SimpleCommand(tuple(words), tuple(assignments), tuple(templates))
         self.shape.nested.append(found)
         if top:
             self.shape.commands.append(found)
             if words and COMPUTED.search(words[0]):
                 self.shape.unsure.append(f"the command name {words[0]!r} is computed when it runs")
-        self.command_strings(found)
+        if any(WILD in t for t in templates):
+            self.shape.doubts.append(f"`{_shorten(found.text)}` is only known when it runs")
+        self.command_strings(templates, [p for p in node.parts if p.kind == "redirect"])
 
     def redirect(self, node: Any, *, top: bool) -> None:
         target: Any = getattr(node, "output", None)
@@ -146,19 +193,82 @@ class _Walker:
         elif top:
             self.shape.writes.append(target.word)
 
-    def command_strings(self, command: SimpleCommand) -> None:
-        """``bash -c 'text'`` and ``eval text`` run text as a command: parsed too, for deny rules."""
-        words = command.words
-        if not words or self.depth >= MAX_DEPTH:
-            return
-        name = os.path.basename(words[0])
-        text = None
-        if name in SHELLS and "-c" in words[1:-1]:
-            text = words[words.index("-c") + 1]
-        elif name == "eval":
-            text = " ".join(words[1:])
+    def command_strings(self, templates: list[str], redirects: list[Any]) -> None:
+        """Text run as commands: ``bash -c 'text'``, ``eval text``, a shell's here-document or here-string,
+        and the substitutions inside any here-document; read too, for deny rules."""
+        inputs = [self.redirect_input(r) for r in redirects]
+        for kind, body in inputs:
+            for text in substitutions(body or "") if kind == "<<" else ():
+                self.nested(text)
+        name = command_name(templates[0]) if templates else ""
+        starts = range(len(templates)) if name in WRAPPERS or name == WILD else range(min(1, len(templates)))
+        for start in starts:
+            run = templates[start:]
+            name = command_name(run[0])
+            if name == "eval":
+                self.nested(" ".join(run[1:]))
+            elif name in SHELLS:
+                self.shell(run, [b for _, b in inputs if b is not None])
+
+    def shell(self, words: list[str], inputs: list[str]) -> None:
+        """A shell runs its ``-c`` text, or a script file (not read: out of reach, like ``make``), or else
+        the commands on its input: a here-document or here-string is read, anything else is unknowable."""
+        text = _shell_command_text(words[1:])
         if text is not None:
-            _analyse_into(text, self.shape, depth=self.depth + 1, top=False)
+            self.nested(text)
+        elif not _shell_script_given(words[1:]):
+            if not inputs:
+                self.shape.unprovable.append(f"`{_shorten(' '.join(words))}` runs commands from its input")
+            for body in inputs:
+                self.nested(body)
+
+    def nested(self, text: str) -> None:
+        if WILD in text:
+            self.shape.unprovable.append(f"it runs a command text only known when it runs ({_shorten(text)})")
+            return
+        _analyse_into(text, self.shape, depth=self.depth + 1, top=False)
+
+    def redirect_input(self, node: Any) -> tuple[str, str | None]:
+        """(type, the text a here-document or here-string feeds in), None for other redirections."""
+        heredoc = getattr(node, "heredoc", None)
+        if heredoc is not None:
+            value = str(getattr(heredoc, "value", ""))
+            return "<<", value.rsplit("\n", 1)[0] if "\n" in value else ""
+        start, end = getattr(getattr(node, "output", None), "pos", (0, 0))
+        if node.type == "<<<" and end > start:
+            return "<<<", template(self.source[start:end])
+        return str(node.type), None
+
+
+def _shell_command_text(arguments: list[str]) -> str | None:
+    """The text after ``-c`` (also ``-ec``, ``-lc``...): the first argument that is not an option."""
+    given = False
+    for word in arguments:
+        if given and word.startswith(("-", "+")):
+            continue
+        if given:
+            return word
+        if word[:1] == "-" and word[1:2] != "-" and "c" in word[1:]:
+            given = True
+        elif not word.startswith(("-", "+")):
+            return None  # a script file and its arguments
+    return "" if given else None
+
+
+def _shell_script_given(arguments: list[str]) -> bool:
+    """Is a script file named (a first argument that is not an option)? ``-s`` reads the input instead."""
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+            continue
+        if word in SHELL_OPTIONS_WITH_ARGUMENT:
+            skip = True
+        elif word == "-s" or (word[:1] == "-" and word[1:2] != "-" and "s" in word[1:]):
+            return False
+        elif not word.startswith(("-", "+")):
+            return True
+    return False
 
 
 def _children(node: Any) -> list[Any]:
@@ -181,6 +291,11 @@ def _construct(node: Any) -> str:
     names = {"(": "a subshell ( ... )", "{": "a group { ... }", "for": "a for loop", "while": "a while loop",
              "until": "an until loop", "if": "an if statement", "case": "a case statement"}  # fmt: skip
     return f"it runs {names.get(opener, f'a compound command ({opener})')}"
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    text = text.replace(WILD, "…")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,0 +1,217 @@
+"""Deny rules against real bash as the oracle (issue 11): each spelling runs in real bash, with a harmless
+stand-in program ``zap`` first on PATH that records that it ran; every spelling bash runs ``zap`` for must
+be refused by ink in ``yolo`` under the rule ``bash(zap *)`` (and must not run unasked in ``ask``). Then
+the same for spellings hypothesis puts together from quoting, wrappers and nesting.
+
+ink may refuse more than bash runs (it cannot always prove a command harmless): only the implication
+"bash runs zap => ink refuses" is the contract, plus a few plain commands that must stay allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ink.permissions.shell import MAX_DEPTH, analyse
+from tests.permissions.helpers import policy
+
+STAND_IN = '#!/bin/sh\nprintf "%s\\n" "$0 $*" >> "$ZAP_LOG"\n'
+SPELLINGS = [
+    "zap x",
+    "{bin}/zap x",
+    "{bin}/../bin/zap x",
+    "time zap x",
+    "time -p zap x",
+    "$'zap' x",
+    "$'\\x7aap' x",
+    "$'\\172ap' x",
+    "z''ap x",
+    'z""ap x',
+    "\\zap x",
+    "z\\ap x",
+    "$(echo zap) x",
+    "`echo zap` x",
+    "$(printf %s zap) x",
+    "x=zap; $x y",
+    "Z=zap; ${Z} x",
+    "${UNSET:-zap} x",
+    "z{a,}p x",
+    "{zap,} x",
+    "bash -c 'zap x'",
+    "bash -ec 'zap x'",
+    "sh -c 'bash -c \"zap x\"'",
+    "sh <<EOF\nzap x\nEOF",
+    "sh <<'EOF'\nzap x\nEOF",
+    "bash <<< 'zap x'",
+    "echo 'zap x' | sh",
+    "printf 'zap x' | bash -s",
+    "cat <<EOF | sh\nzap x\nEOF",
+    "env zap x",
+    'env -i PATH="$PATH" ZAP_LOG="$ZAP_LOG" zap x',
+    "/usr/bin/env zap x",
+    "nice -n 5 zap x",
+    "command zap x",
+    "builtin command zap x",
+    "exec zap x",
+    "timeout 5 zap x",
+    "nohup zap x",
+    "echo x | xargs zap",
+    "eval zap x",
+    "eval 'z''ap x'",
+    "f() { zap x; }; f",
+    "if true; then zap x; fi",
+    "for i in 1; do zap x; done",
+    "[[ -n 1 ]] && zap x",
+    "(( 1 )) && zap x",
+    "(zap x)",
+    "{ zap x; }",
+    "! zap x",
+    "a=(1 2); zap x",
+    "coproc zap x; wait",
+    "echo $(zap x)",
+    "cat <(zap x)",
+    "cat <<EOF\n$(zap x)\nEOF",
+    "true && zap x # comment",
+    "zap",
+]
+HARMLESS = ["echo zap", "ls -la", "git status", "zapper x", "echo 'zap x'", "cat zap.txt", "grep -r zap ."]
+
+
+def nested(command: str, levels: int) -> str:
+    """``command`` run by ``levels`` shells, each reading the next from a here-document (the text grows
+    linearly; quoting for ``bash -c`` grows fivefold a level)."""
+    for level in range(levels):
+        command = f"sh <<E{level}\n{command}\nE{level}"
+    return command
+
+
+def nested_c(command: str, levels: int) -> str:
+    for _ in range(levels):
+        command = f"bash -c {shlex.quote(command)}"
+    return command
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("oracle")
+    (root / "bin").mkdir()
+    stand_in = root / "bin" / "zap"
+    stand_in.write_text(STAND_IN)
+    stand_in.chmod(0o755)
+    return root
+
+
+def bash_runs_zap(sandbox: Path, command: str) -> bool:
+    """Run ``command`` in real bash; did it run the stand-in?"""
+    log = sandbox / "zap.log"
+    log.unlink(missing_ok=True)
+    env = {"PATH": f"{sandbox / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}", "ZAP_LOG": str(log)}
+    subprocess.run(
+        ["bash", "-c", command], cwd=sandbox, env=env, input="", capture_output=True, timeout=30, check=False
+    )
+    return log.exists()
+
+
+def verdicts(sandbox: Path, command: str) -> tuple[str, str]:
+    """(ink's verdict in yolo, in ask with every command allowed) under ``bash(zap *)``."""
+    yolo = policy(sandbox, "yolo", deny=("bash(zap *)",)).check("bash", {"command": command})
+    ask = policy(sandbox, "ask", allow=("bash",), deny=("bash(zap *)",)).check("bash", {"command": command})
+    return yolo.kind, ask.kind
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_every_spelling_bash_runs_is_refused(sandbox: Path, spelling: str) -> None:
+    command = spelling.replace("{bin}", str(sandbox / "bin"))
+    assert bash_runs_zap(sandbox, command), f"the oracle did not run it: {command!r}"
+    yolo, ask = verdicts(sandbox, command)
+    assert yolo == "deny", command
+    assert ask in ("deny", "ask"), command
+
+
+def test_deep_nesting_is_refused_at_every_depth(sandbox: Path) -> None:
+    for levels in (1, MAX_DEPTH - 1, MAX_DEPTH + 1, MAX_DEPTH + 4):
+        for command in (nested("zap x", levels), nested_c("zap x", min(levels, 4))):
+            assert bash_runs_zap(sandbox, command), levels
+            assert verdicts(sandbox, command)[0] == "deny", levels
+    within = analyse(nested("ls", MAX_DEPTH - 1))
+    assert not within.unprovable and verdicts(sandbox, nested("ls", MAX_DEPTH - 1))[0] == "allow"
+    beyond = analyse(nested("ls", MAX_DEPTH + 2))
+    assert beyond.unprovable and "levels deep" in beyond.unprovable[0]
+
+
+@pytest.mark.parametrize("command", HARMLESS)
+def test_plain_commands_stay_allowed(sandbox: Path, command: str) -> None:
+    assert not bash_runs_zap(sandbox, command)
+    assert verdicts(sandbox, command) == ("allow", "allow")
+
+
+def test_the_real_rm_by_its_path_is_refused(sandbox: Path) -> None:
+    """The issue's own spellings, with the real rm on a file of the sandbox."""
+    for spelling in ("/bin/rm {f}", "/usr/bin/rm {f}", "time rm {f}", "$'rm' {f}", "$(echo rm) {f}"):
+        victim = sandbox / "victim"
+        victim.write_text("x")
+        command = spelling.format(f=victim)
+        assert (
+            policy(sandbox, "yolo", deny=("bash(rm *)",)).check("bash", {"command": command}).kind == "deny"
+        )
+        subprocess.run(["bash", "-c", command], cwd=sandbox, check=False, capture_output=True, timeout=30)
+        assert not victim.exists(), spelling  # bash did run rm: the refusal was needed
+
+
+def test_a_possible_match_asks_in_ask_mode_and_says_why(sandbox: Path) -> None:
+    verdict = policy(sandbox, "ask", deny=("bash(zap *)",)).check("bash", {"command": "$(echo zap) x"})
+    assert verdict.kind == "ask" and "bash(zap *)" in verdict.why and "cannot rule out" in verdict.why
+    refused = policy(sandbox, "yolo", deny=("bash(zap *)",)).check("bash", {"command": "x=zap; $x"})
+    assert refused.kind == "deny" and "cannot rule out" in refused.why and "$x" in refused.why
+
+
+# -- hypothesis: spellings put together from the parts above -------------------------------------
+
+NAMES = st.sampled_from(
+    ["zap", "'zap'", '"zap"', "z'a'p", "\\zap", "$'zap'", "$'\\x7a'ap", "$(echo zap)", "`echo zap`",
+     "${N}", "$N", "{bin}/zap", "{bin}/./zap", "{bin}//zap", "zapper", "echo", "ZAP", "za"]
+)  # fmt: skip
+WRAPPERS = st.sampled_from(
+    ["", "time ", "env ", "env -u X ", "nice ", "command ", "nohup ", "timeout 9 ", "exec ", "N2=1 "]
+)
+ARGUMENTS = st.sampled_from(["", " x", " -rf x", " 'a b'", ' "$N"', " zap"])
+
+
+@st.composite
+def spellings(draw: st.DrawFn) -> str:
+    command = draw(WRAPPERS) + draw(WRAPPERS) + draw(NAMES) + draw(ARGUMENTS)
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.sampled_from(["bash -c", "sh <<EOF", "eval", "( )", "{ }", "$( )", "if", "&&", "|"]))
+        command = {
+            "bash -c": f"bash -c {shlex.quote(command)}",
+            "sh <<EOF": f"sh <<EOF\n{command}\nEOF",
+            "eval": f"eval {shlex.quote(command)}",
+            "( )": f"( {command} )",
+            "{ }": f"{{ {command}; }}",
+            "$( )": f"echo $( {command} )",
+            "if": f"if true; then {command}; fi",
+            "&&": f"true && {command}",
+            "|": f"echo | {command}",
+        }[how]
+    return "N=zap; " + command
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spelling=spellings())
+def test_generated_spellings_bash_runs_are_refused(sandbox: Path, spelling: str) -> None:
+    command = spelling.replace("{bin}", str(sandbox / "bin"))
+    if bash_runs_zap(sandbox, command):
+        assert verdicts(sandbox, command)[0] == "deny", command
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("az $'\"`\\(){}[]<>|&;!#*?~=\n\t-c")), max_size=40))
+def test_any_text_is_analysed_without_raising(text: str) -> None:
+    shape = analyse(text)
+    shape.deny_texts(), shape.possible_texts(), shape.doubt()
