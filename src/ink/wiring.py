@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.abort import AbortSignal
@@ -200,7 +201,7 @@ def build_app(
     commands = load_commands(settings.cwd, settings.ink_home)
     for warning in commands.warnings:
         log.warning("%s", warning)
-    return App(
+    app = App(
         settings,
         provider,
         processes,
@@ -213,6 +214,39 @@ def build_app(
         permission,
         commands,
         limit,
+    )
+    if settings.hooks:
+        install_hooks(app, can_ask=can_ask)
+    return app
+
+
+def install_hooks(app: App, *, can_ask: bool) -> None:
+    """The configured hooks (docs/hooks.md) on the controller's loop seams. They run in the app's process
+    registry (an abort kills them, R35) and report problems as warning notices."""
+    from ink.agent.events import Notice
+    from ink.extend.hook_approval import ProjectHookApproval
+    from ink.extend.hooks import HookContext, HookSet
+
+    controller, settings = app.controller, app.settings
+
+    def session() -> tuple[str | None, Path | None]:
+        return app.session_id, app.session.path if app.session is not None else None
+
+    def hand_back(input_ids: Sequence[str], reason: str) -> None:
+        controller.emit(Notice(f"a user_prompt hook refused the input: {reason}", "warning"))
+        controller.hand_back(input_ids)
+
+    def notify(text: str) -> None:
+        controller.emit(Notice(text, "warning"))
+
+    context = HookContext(settings.cwd, app.processes, settings.kill_delay, notify, session, hand_back)
+    asker = controller.permissions if can_ask else None
+    approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify)
+    hooks = HookSet(settings.hooks, context, approval)
+    if app.command_limit is not None:
+        app.command_limit.inner = hooks.before_tool(app.before_tool)
+    controller.setup = replace(
+        controller.setup, after_tool=hooks.after_tool, on_prompt=hooks.on_prompt, on_stop=hooks.on_stop
     )
 
 

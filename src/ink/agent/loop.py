@@ -10,7 +10,7 @@ through ``emit``. It returns a ``LoopResult``; only a bug raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -19,7 +19,7 @@ from ink.agent.events import Emit, InputMode, InputTaken, TakenInput
 from ink.agent.history import History
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
-from ink.agent.tool import BeforeToolHook, Tool
+from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider
@@ -39,6 +39,22 @@ class PendingInput:
 
 
 InputSource = Callable[[], Sequence[PendingInput]]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCheck:
+    """What the prompt hook let through, and the context it adds after those inputs (a user-role
+    message of kind ``context``). Inputs it held back are its to hand back to the user (R30)."""
+
+    accepted: Sequence[PendingInput]
+    context: str = ""
+
+
+PromptHook = Callable[[Sequence[PendingInput], AbortSignal], Awaitable[PromptCheck]]
+StopHook = Callable[[int, AbortSignal], Awaitable[str | None]]
+"""At the would-end point with nothing queued: text that makes the model go on (as a ``context``
+message), or None to let the run complete. Gets how often it already did so in this run."""
+MAX_STOP_CONTINUATIONS = 3  # a stop hook that always objects must not keep a run going for ever
 
 
 class ContextKeeper(Protocol):
@@ -62,6 +78,9 @@ class LoopSetup:
     max_tokens: int = 8192
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     before_tool: BeforeToolHook | None = None
+    after_tool: AfterToolHook | None = None
+    on_prompt: PromptHook | None = None
+    on_stop: StopHook | None = None
     context: ContextKeeper | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # provider-specific request fields
 
@@ -85,29 +104,36 @@ async def run_loop(
     get_follow_up: InputSource,
 ) -> LoopResult:
     """Run until the model stops with nothing queued, the run is aborted, fails, or hits max iterations."""
-    tools = ToolScheduler(setup.tools, emit, signal, setup.scheduler, setup.before_tool)
+    tools = ToolScheduler(setup.tools, emit, signal, setup.scheduler, setup.before_tool, setup.after_tool)
     usage = Usage()
-    batches = 0
+    batches = stops = 0
 
     def result(stop: LoopStop, error: ProviderError | None = None) -> LoopResult:
         return LoopResult(stop, usage, batches, tools.tally, error)
 
-    def commit(inputs: Sequence[PendingInput]) -> bool:
+    async def commit(inputs: Sequence[PendingInput]) -> bool:
+        context = ""
+        if inputs and setup.on_prompt is not None:
+            check = await setup.on_prompt(inputs, signal)
+            inputs, context = check.accepted, check.context
         for mode in ("steer", "follow_up"):
             taken = [i for i in inputs if i.mode == mode]
             for item in taken:
                 history.append(UserMessage(item.text, input_id=item.input_id))
             if taken:
                 emit(InputTaken(mode, tuple(TakenInput(i.input_id, i.text) for i in taken)))
+        if inputs and context:
+            history.append(UserMessage(context, kind="context"))
         return bool(inputs)
 
-    commit(first_input)
+    if first_input and not await commit(first_input):
+        return result("completed")  # the prompt hook held every input back: there is nothing to answer
     skip_steer_poll = False
     while True:
         if signal.aborted:  # R18
             return result("aborted")
         if not skip_steer_poll:
-            commit(get_steering())  # R9 (a)
+            await commit(get_steering())  # R9 (a)
         skip_steer_poll = False
         reply = await _model_call(history, setup, tools, signal, emit)
         if isinstance(reply, ProviderError):
@@ -127,9 +153,22 @@ async def run_loop(
         if signal.aborted:  # landed while the reply finished: queued input must not be taken now
             return result("aborted")
         # R11: the would-end point: steer first, then follow-up, else completed. R12: skip next poll.
-        skip_steer_poll = commit(get_steering()) or commit(get_follow_up())
-        if not skip_steer_poll:
+        skip_steer_poll = await commit(get_steering()) or await commit(get_follow_up())
+        if skip_steer_poll:
+            continue
+        objection = (
+            await setup.on_stop(stops, signal) if setup.on_stop and stops < MAX_STOP_CONTINUATIONS else None
+        )
+        if objection is None or signal.aborted:
             return result("completed")
+        history.append(UserMessage(objection, kind="context"))
+        stops += 1
+
+
+async def _stop_objection(setup: LoopSetup, stops: int, signal: AbortSignal) -> str | None:
+    if setup.on_stop is None or stops >= MAX_STOP_CONTINUATIONS:
+        return None
+    return await setup.on_stop(stops, signal)
 
 
 async def _model_call(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +20,11 @@ from typing import Any
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
 from ink.agent.live import LiveOutput
-from ink.agent.tool import BeforeToolHook, Tool, ToolCallContext, ToolOutput
+from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool, ToolCallContext, ToolOutput
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
 
+log = logging.getLogger(__name__)
 NOT_STARTED = "Not executed: cancelled by the user before it started."
 
 
@@ -51,12 +53,14 @@ class ToolScheduler:
         signal: AbortSignal,
         settings: SchedulerSettings = SchedulerSettings(),
         before_tool: BeforeToolHook | None = None,
+        after_tool: AfterToolHook | None = None,
     ) -> None:
         self._tools = {t.spec.name: t for t in tools}
         self._emit = emit
         self._signal = signal
         self._settings = settings
         self._before_tool = before_tool
+        self._after_tool = after_tool
         self._hook_lock = asyncio.Lock()
         self.tally = CancelTally()
 
@@ -175,7 +179,7 @@ class ToolScheduler:
         elapsed_ms = int((time.monotonic() - started) * 1000)
         if output.interrupted and call.id not in self.tally.abandoned:
             self.tally.interrupted.append(call.id)
-        return ToolResult(
+        result = ToolResult(
             call.id,
             call.name,
             output.output,
@@ -184,6 +188,18 @@ class ToolScheduler:
             interrupted=True if output.interrupted else None,
             details=output.details or None,
         )
+        return await self._after(call, result)
+
+    async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """The after-tool hook's version of ``result``; the result as it was when the hook fails, or
+        once the run is aborted (the model sees what really happened, nothing more runs)."""
+        if self._after_tool is None or self._signal.aborted:
+            return result
+        try:
+            return await self._after_tool(call, result, self._signal)
+        except Exception:
+            log.exception("the after-tool hook failed on %s", call.name)
+            return result
 
     async def _wait_for_tool(self, call: ToolCall, work: Awaitable[ToolOutput]) -> ToolOutput:
         """Await the tool; after an abort, wait at most the grace period, then abandon it (R20)."""

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from ink.agent.abort import AbortSignal
 from ink.ai.details import ToolDetail
-from ink.ai.messages import ToolCall
+from ink.ai.messages import ToolCall, ToolResult
 from ink.ai.provider import ToolSpec
 
 ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "other"]
@@ -114,3 +114,6 @@ class Refusal:
 
 
 BeforeToolHook = Callable[[ToolCall, AbortSignal], Awaitable[Refusal | None]]
+AfterToolHook = Callable[[ToolCall, ToolResult, AbortSignal], Awaitable[ToolResult]]
+"""Sees each executed call's result before anyone else and may return a changed one (a note appended
+for the model). Not called for calls that never ran. An exception keeps the result as it was."""

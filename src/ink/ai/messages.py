@@ -72,7 +72,7 @@ class ToolCall:
 
 
 AssistantBlock: TypeAlias = TextBlock | ThinkingBlock | ToolCall
-UserKind: TypeAlias = Literal["prompt", "interruption", "summary"]
+UserKind: TypeAlias = Literal["prompt", "interruption", "summary", "context"]  # context: a hook added it
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ def _details_from_json(value: object) -> tuple[ToolDetail, ...] | None:
 
 
 def _user_kind(value: object) -> UserKind:
-    if value in ("prompt", "interruption", "summary"):
+    if value in ("prompt", "interruption", "summary", "context"):
         return value
     raise ValueError(f"unknown user message kind {value!r}")
 

@@ -11,12 +11,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ink.config.catalogue import PROVIDERS
 from ink.config.errors import ConfigError
 from ink.config.keys import PROVIDER_KEYS, TOP_KEYS, Key
 from ink.config.rules import Effect, RuleText, parse_rule
+
+if TYPE_CHECKING:
+    from ink.config.hooks import HookSpec
 
 FIX = "fix the file or remove it"
 
@@ -34,6 +37,7 @@ class ConfigFile:
     top: dict[str, Located] = field(default_factory=dict)
     providers: dict[str, dict[str, Located]] = field(default_factory=dict)
     rules: list[RuleText] = field(default_factory=list)  # the [permissions] table, in file order
+    hooks: list[HookSpec] = field(default_factory=list)  # the [[hooks.EVENT]] tables, in file order
 
 
 def read_config_file(path: Path) -> ConfigFile | None:
@@ -100,6 +104,11 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
             continue
         if name == "permissions":
             result.rules.extend(_check_permissions(path, text, value))
+            continue
+        if name == "hooks":
+            from ink.config.hooks import parse_hooks  # only a file with hooks pays for them
+
+            result.hooks.extend(parse_hooks(path, text, value))
             continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result

@@ -28,13 +28,14 @@ tests pass their own environment instead of patching ``os.environ``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ink.config.catalogue import DEFAULT_PROVIDER, PROVIDERS, ProviderInfo
 from ink.config.errors import ConfigError
 from ink.config.files import ConfigFile, Located, read_config_file
+from ink.config.hooks import HookSpec
 from ink.config.keys import (
     PERMISSION_MODES,
     TOP_KEYS,
@@ -107,6 +108,7 @@ class Settings:
     files: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
     model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
+    hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
 
     @property
     def provider_info(self) -> ProviderInfo:
@@ -160,6 +162,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         max_tokens=picks["max_tokens"].value,
         debug=flags.debug,
         permission_timeout=picks["permission_timeout"].value,
+        hooks=tuple(user.hooks if user else ()) + _project_hooks(project),
         permission_rules=rules,
         secrets=_secrets(env, key, user),
         origins=origins,
@@ -298,7 +301,11 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
             )
         else:
             rules.append(rule)
-    return ConfigFile(project.path, top, providers, rules)
+    return ConfigFile(project.path, top, providers, rules, project.hooks)
+
+
+def _project_hooks(project: ConfigFile | None) -> tuple[HookSpec, ...]:
+    return tuple(replace(hook, scope="project") for hook in project.hooks) if project else ()
 
 
 def missing_key_problem(settings: Settings) -> str | None:

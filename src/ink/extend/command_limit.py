@@ -18,7 +18,7 @@ class CommandToolLimit:
 
     def __init__(self, history: Callable[[], History], inner: BeforeToolHook | None) -> None:
         self._history = history
-        self._inner = inner
+        self.inner = inner
         self.limits: dict[str, tuple[str, frozenset[str]]] = {}  # input id -> (command name, tools)
 
     def limit(self, input_id: str, command: str, tools: frozenset[str]) -> None:
@@ -39,4 +39,4 @@ class CommandToolLimit:
                 f"Not executed: the /{command} command allows only these tools: {allowed}. "
                 "Do the task with them, or tell the user what else you need."
             )
-        return await self._inner(call, signal) if self._inner is not None else None
+        return await self.inner(call, signal) if self.inner is not None else None

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ink.config.errors import ConfigError
 from ink.config.rules import RuleText, parse_rule
-from ink.store.paths import PRIVATE_FILE, make_private_dirs
+from ink.store.paths import PRIVATE_FILE
+from ink.store.trust import TrustRecord, write_atomically
 
 FILE_NAME = "permissions.toml"
 TRUST_FILE = "trusted-permissions.json"
@@ -39,6 +40,7 @@ class PermissionMemory:
     def __init__(self, root: str | os.PathLike[str], ink_home: str | os.PathLike[str]) -> None:
         self.path = Path(os.path.realpath(root)) / ".ink" / FILE_NAME
         self.trust_path = Path(ink_home) / TRUST_FILE
+        self.trust = TrustRecord(self.trust_path)
 
     def load(self) -> tuple[list[RuleText], str | None]:
         """The remembered allow rules, and a warning when a file exists that ink will not use."""
@@ -48,7 +50,7 @@ class PermissionMemory:
             return [], None
         except OSError as exc:
             return [], f"{self.path}: cannot read the remembered permissions ({exc.strerror or exc})"
-        if self._trusted_digest() != _digest(data):
+        if not self.trust.trusts(str(self.path), data):
             return [], (
                 f"{self.path}: ignoring remembered permissions that ink did not write (they came with "
                 "the project, or the file was edited); put rules you want in [permissions] allow of "
@@ -68,26 +70,9 @@ class PermissionMemory:
         data = render(texts).encode("utf-8")
         parsed = _parse(self.path, data)  # never write what could not be read back
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.path, data, mode=PRIVATE_FILE)  # it may quote a command's secrets
-        self._trust(_digest(data))
+        write_atomically(self.path, data, mode=PRIVATE_FILE)  # it may quote a command's secrets
+        self.trust.trust(str(self.path), data)
         return parsed
-
-    def _trusted_digest(self) -> str | None:
-        digest = self._trusted().get(str(self.path))
-        return digest if isinstance(digest, str) else None
-
-    def _trusted(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.trust_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _trust(self, digest: str) -> None:
-        record = self._trusted() | {str(self.path): digest}
-        make_private_dirs(self.trust_path.parent)
-        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
-        _write_atomically(self.trust_path, text.encode("utf-8"), mode=PRIVATE_FILE)
 
 
 def render(rules: Sequence[str]) -> str:
@@ -110,28 +95,3 @@ def _parse(path: Path, data: bytes) -> list[RuleText]:
     if not isinstance(allow, list) or set(section) - {"allow"}:
         raise ValueError("expected only a [permissions] table with an allow list")
     return [parse_rule("allow", text, str(path)) for text in allow]
-
-
-def _digest(data: bytes) -> str:
-    import hashlib  # here, not at the top: ink's start-up does not need it
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def _write_atomically(path: Path, data: bytes, *, mode: int) -> None:
-    import tempfile
-
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise

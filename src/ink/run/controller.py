@@ -172,6 +172,15 @@ class RunController:
         self._ledger.set_mode(input_id, mode)
         self._queue_changed()
 
+    def hand_back(self, input_ids: Sequence[str]) -> None:
+        """Inputs taken for the history that a prompt hook refused: handed back to the user as
+        ``input_restored`` (R30: never dropped silently)."""
+        entries = [e for e in map(self._ledger.get, input_ids) if e is not None and e.state == "taken"]
+        for entry in entries:
+            self._ledger.restore(entry)
+        if entries:
+            self._emit(InputRestored(tuple(e.public() for e in entries)))
+
     # -- stopping --------------------------------------------------------------------------------
 
     def abort(self, reason: str = "user") -> bool:

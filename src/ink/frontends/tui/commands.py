@@ -103,7 +103,10 @@ def _model(host: CommandHost, args: str) -> None:
     controller = core.controller
     setup = build_loop_setup(settings, core.provider, core.tools, before_tool=controller.setup.before_tool)
     compactor = build_compactor(settings, core.provider, setup, core.usage)
-    controller.setup = dataclasses.replace(setup, context=compactor)
+    old = controller.setup  # the hooks stay as they are: only the model changes
+    controller.setup = dataclasses.replace(
+        setup, context=compactor, after_tool=old.after_tool, on_prompt=old.on_prompt, on_stop=old.on_stop
+    )
     core.compactor, core.settings = compactor, settings
     if core.session is not None:
         core.session.record_model_change(settings.model, settings.provider)

@@ -1,0 +1,82 @@
+"""The JSON a hook reads on stdin, in the shape Claude Code's hooks read (docs/hooks.md), so that their
+scripts work unchanged: ``hook_event_name``, ``tool_name`` in Claude Code's spelling (``Bash``, ``Edit``),
+``tool_input`` with its field names added (``file_path``, ``old_string``), ``session_id``, ``cwd``. ink's
+own names ride along (``event``, ``ink_tool_name``) for scripts written for ink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ink.ai.messages import ToolCall, ToolResult
+from ink.config.hooks import HookEvent
+
+EVENT_NAMES: dict[HookEvent, str] = {
+    "pre_tool": "PreToolUse",
+    "post_tool": "PostToolUse",
+    "user_prompt": "UserPromptSubmit",
+    "stop": "Stop",
+    "session_start": "SessionStart",
+}
+CLAUDE_TOOL_NAMES = {
+    "bash": "Bash",
+    "read": "Read",
+    "write": "Write",
+    "edit": "Edit",
+    "grep": "Grep",
+    "glob": "Glob",
+    "ls": "LS",
+    "task": "Task",
+}
+_ALIASES = {"old_text": "old_string", "new_text": "new_string"}
+
+
+def claude_tool_name(name: str) -> str:
+    return CLAUDE_TOOL_NAMES.get(name, name)
+
+
+def base_event(
+    event: HookEvent, cwd: Path, session_id: str | None, transcript: Path | None
+) -> dict[str, Any]:
+    return {
+        "hook_event_name": EVENT_NAMES[event],
+        "event": event,
+        "session_id": session_id or "",
+        "transcript_path": str(transcript) if transcript is not None else "",
+        "cwd": str(cwd),
+    }
+
+
+def tool_fields(call: ToolCall, cwd: Path) -> dict[str, Any]:
+    return {
+        "tool_name": claude_tool_name(call.name),
+        "ink_tool_name": call.name,
+        "tool_use_id": call.id,
+        "tool_input": tool_input(call.arguments, cwd),
+    }
+
+
+def tool_input(args: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
+    """The arguments, plus Claude Code's names for them: ``file_path`` (absolute), ``old_string``, ..."""
+    shown = dict(args)
+    path = args.get("path")
+    if isinstance(path, str) and "file_path" not in shown:
+        shown["file_path"] = str((cwd / Path(path).expanduser()).resolve()) if path else path
+    for ours, theirs in _ALIASES.items():
+        if ours in args and theirs not in shown:
+            shown[theirs] = args[ours]
+    return shown
+
+
+def tool_response(result: ToolResult, call: ToolCall, cwd: Path) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "output": result.output,
+        "isError": result.is_error,
+        "success": not result.is_error,
+    }
+    file_path = tool_input(call.arguments, cwd).get("file_path")
+    if file_path:
+        response["filePath"] = file_path
+    return response
