@@ -48,6 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"ink {__version__}")
         return 0
+    _unblock_interrupts()
+    if args[:1] == ["batch"]:
+        from ink.batch.cli import main as batch_main
+
+        return batch_main(args[1:], check_settings=_batch_settings_problem)
     debug = "--debug" in args
     from ink.redaction import Redactor
 
@@ -66,6 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         problem = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
         return _fail(redactor(problem), 1)
+
+
+def _unblock_interrupts() -> None:
+    """A blocked signal mask is inherited across exec: a parent that blocks SIGINT (a Ray worker does)
+    would leave Ctrl+C and ``kill -INT`` pending forever. ink's interrupt must always arrive."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
 
 
 def _main(args: list[str], redactor: Redactor) -> int:
@@ -184,6 +197,18 @@ def _settings(ns: argparse.Namespace) -> Settings:
     return load_settings(flags, os.environ, Path.cwd())
 
 
+def _batch_settings_problem(flags: list[str]) -> str | None:
+    """What ``ink -p`` with ``flags`` would refuse before running: the settings and the key (for ``ink
+    batch``, which checks once what each of its runs would otherwise fail on)."""
+    from ink.config import ConfigError
+
+    try:
+        settings = _settings(_parser().parse_args([*flags, "-p", "-"]))
+    except (UsageError, ConfigError) as exc:
+        return str(exc)
+    return _preflight(settings)
+
+
 def _preflight(settings: Settings) -> str | None:
     from ink.config import missing_key_problem
 
@@ -211,8 +236,8 @@ def _new_parser() -> argparse.ArgumentParser:
         prog="ink",
         description="A coding agent for the terminal with first-class run control.",
         epilog="Subcommands: 'ink acp' (Agent Client Protocol over stdio), 'ink sessions' (list "
-        "sessions of this directory), 'ink models' (providers and their models). Settings and their "
-        "precedence: docs/config.md.",
+        "sessions of this directory), 'ink models' (providers and their models), 'ink batch TASKS.jsonl "
+        "--out DIR' (many headless runs: docs/batch.md). Settings and their precedence: docs/config.md.",
         allow_abbrev=False,
     )
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.inkproc import ink_env, one_line_error, run_ink, start_ink
+from tests.cli.inkproc import INK, ink_env, one_line_error, run_ink, start_ink
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, call, say, text
 from tests.processes import gone
 from tests.waiting import wait_for_file
@@ -280,3 +281,32 @@ def test_stream_json_shows_a_commands_live_output_and_its_exit_status(
     ]
     sent = json.dumps(fake_server.requests[1].body)
     assert "exit_status" not in sent and "live\\n[exit code 0]" in sent  # the model gets the text only
+
+
+def test_sigint_arrives_even_when_the_parent_blocked_it(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """A blocked signal mask is inherited across exec (a Ray worker blocks SIGINT): ink unblocks it, so the
+    interrupt still aborts the run (R17) instead of staying pending forever."""
+    gate = Gate()
+    fake_server.script(Reply([text("partial "), gate, text("never sent")]))
+    block = lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # noqa: E731
+    args = [*INK, *ink_args(fake_server, "openai", "go slowly")]
+    proc = subprocess.Popen(
+        args,
+        env=ink_env(tmp_path),
+        cwd=project,
+        preexec_fn=block,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        gate.wait_reached()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        gate.open()
+        proc.kill()
+    assert proc.returncode == 130, err

@@ -1,0 +1,206 @@
+"""``ink batch TASKS.jsonl --out DIR``: the command line of the batch runner.
+
+Exit statuses: 0 every task ran to a result (whatever its verdict); 1 some task ended in an error (a
+workspace or setup that failed, a failed or crashed run); 2 bad input (flags, the task file, settings);
+130 cancelled by Ctrl+C (running tasks interrupted and recorded; ``--resume`` continues). A second Ctrl+C
+while the running tasks stop kills them at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ink.agent.abort import AbortSignal
+from ink.batch.execute import RunOptions, ink_command
+from ink.batch.progress import Progress
+from ink.batch.results import ResultsFile, status_of, summary
+from ink.batch.tasks import Task, TaskFileError, read_tasks
+
+EXIT_OK, EXIT_TASK_ERRORS, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+class _UsageError(Exception):
+    pass
+
+
+SettingsCheck = Callable[[list[str]], "str | None"]
+
+
+def main(args: list[str], check_settings: SettingsCheck) -> int:
+    """``check_settings(flags)`` resolves the flags every run gets as ink itself would (config files and
+    environment included) and returns the problem, if any: a bad model name or a missing key then fails
+    once here instead of once per task."""
+    try:
+        ns = _parser().parse_args(args)
+        tasks, options = _prepare(ns, check_settings)
+    except (_UsageError, TaskFileError) as exc:
+        print(f"ink: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return _Batch(ns, tasks, options).run()
+
+
+def _parser() -> argparse.ArgumentParser:
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise _UsageError(f"{message} (see ink batch --help)")
+
+    p = Parser(
+        prog="ink batch",
+        description="Run many headless ink tasks, locally or on a Ray cluster.",
+        epilog="Task lines, results and a worked example: docs/batch.md",
+    )
+    p.add_argument("tasks", metavar="TASKS.jsonl", type=Path, help="one JSON task per line")
+    p.add_argument(
+        "--out", metavar="DIR", type=Path, required=True, help="results.jsonl and sessions/ go here"
+    )
+    p.add_argument("--jobs", metavar="N", type=_positive, default=4, help="runs at once (default 4)")
+    p.add_argument("--ray", metavar="auto|ADDRESS", help="run on Ray: auto, or a cluster address")
+    p.add_argument("--ray-cpus", metavar="N", type=float, default=1.0, help="CPUs per task on Ray")
+    p.add_argument("--resume", action="store_true", help="skip tasks DIR already has a result for")
+    p.add_argument("--retries", metavar="N", type=int, default=1, help="retries of a crashed run (default 1)")
+    p.add_argument("--timeout", metavar="SECONDS", type=float, help="per-task time limit for the run")
+    p.add_argument("--keep-workspaces", action="store_true", help="keep DIR/tasks/ID/workspace")
+    for flag, meta, text in (
+        ("--provider", "NAME", "model service"),
+        ("--model", "NAME", "model"),
+        ("--base-url", "URL", "service URL"),
+        ("--max-iterations", "N", "tool batches per run"),
+        ("--permission-mode", "MODE", "ask (default: asks are refused), accept-edits or yolo"),
+    ):
+        p.add_argument(flag, metavar=meta, help=text)
+    p.add_argument("--allow", metavar="RULE", action="append", default=[], help="run unasked")
+    p.add_argument("--deny", metavar="RULE", action="append", default=[], help="never run")
+    return p
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
+
+
+def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[list[Task], RunOptions]:
+    tasks = read_tasks(ns.tasks)
+    if ns.timeout is not None and not 0 < ns.timeout < 1e7:
+        raise _UsageError("--timeout must be a number of seconds > 0")
+    if ns.retries < 0:
+        raise _UsageError("--retries must be >= 0")
+    results = ResultsFile(ns.out)
+    if results.exists() and not ns.resume:
+        raise _UsageError(
+            f"{results.path} already has results: add --resume to continue it, or pick another --out"
+        )
+    flags: list[str] = []
+    for name in ("provider", "model", "base_url", "max_iterations", "permission_mode"):
+        value = getattr(ns, name)
+        flags += [f"--{name.replace('_', '-')}", str(value)] if value is not None else []
+    flags += [f for rule in ns.allow for f in ("--allow", rule)]
+    flags += [f for rule in ns.deny for f in ("--deny", rule)]
+    problem = check_settings(flags)
+    if problem is not None:
+        raise _UsageError(problem)
+    avoid = (str(ns.out.resolve()),)
+    return tasks, RunOptions(ink=ink_command(), flags=tuple(flags), timeout_seconds=ns.timeout, avoid=avoid)
+
+
+class _Batch:
+    def __init__(self, ns: argparse.Namespace, tasks: list[Task], options: RunOptions) -> None:
+        self.ns, self.options = ns, options
+        self.results = ResultsFile(ns.out)
+        done = self.results.done_ids() if ns.resume else set()
+        self.todo = [task for task in tasks if task.id not in done]
+        self.ids = [task.id for task in tasks]
+        self.cancel = AbortSignal()
+        self.progress = Progress(
+            len(tasks), ns.jobs, sys.stderr, live=sys.stderr.isatty(), already_done=len(done)
+        )
+        self.errors = 0
+
+    def run(self) -> int:
+        started = time.monotonic()
+        if len(self.todo) < len(self.ids):
+            self.progress.note(
+                f"resuming: {len(self.ids) - len(self.todo)} of {len(self.ids)} tasks already done"
+            )
+        try:
+            self._run_backend()
+        finally:
+            self.progress.close()
+        lines = [line for task_id, line in self.results.latest().items() if task_id in set(self.ids)]
+        print(summary(sorted(lines, key=lambda line: self.ids.index(line["id"])), time.monotonic() - started))
+        if self.cancel.aborted:
+            print(f"ink batch: cancelled; continue with --resume --out {self.ns.out}", file=sys.stderr)
+            return EXIT_CANCELLED
+        return EXIT_TASK_ERRORS if self.errors else EXIT_OK
+
+    def _run_backend(self) -> None:
+        if self.ns.ray is not None:
+            from ink.batch.ray_backend import run_on_ray
+
+            run_on_ray(self, self.ns.ray, self.ns.ray_cpus)
+        else:
+            asyncio.run(self._run_local())
+
+    async def _run_local(self) -> None:
+        from ink.batch.local import run_local
+
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self.interrupt)
+        loop.add_signal_handler(signal.SIGTERM, self.interrupt)
+        ticker = asyncio.ensure_future(self._tick())
+        try:
+            await run_local(
+                self.todo,
+                self.options,
+                self.ns.out / "tasks",
+                jobs=self.ns.jobs,
+                retries=self.ns.retries,
+                cancel=self.cancel,
+                on_start=lambda _task: self.progress.started(),
+                on_result=self.record,
+                keep_workspaces=self.ns.keep_workspaces,
+            )
+        finally:
+            ticker.cancel()
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)  # the elapsed time and ETA on the live line
+            self.progress.tick()
+
+    def interrupt(self) -> None:
+        """First Ctrl+C: interrupt the running tasks and record them; a second: kill them now."""
+        if not self.cancel.aborted:
+            self.cancel.abort("cancelled")
+            self.progress.note("cancelling: interrupting the running tasks (Ctrl+C again to kill them now)")
+            return
+        kill_descendants()
+        os._exit(EXIT_CANCELLED)
+
+    def record(self, result: dict[str, Any]) -> None:
+        if not result.get("started", True):
+            return
+        line = self.results.write(result)
+        self.errors += status_of(line) == "error"
+        self.progress.finished(line)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process below this one, at once: the second Ctrl+C's promise."""
+    import psutil
+
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass

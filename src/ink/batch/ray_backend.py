@@ -1,0 +1,166 @@
+"""``--ray auto|ADDRESS``: one Ray task per item, results streamed back as each finishes.
+
+Ray is imported here only. ``auto`` joins the cluster this machine belongs to, or starts a local instance
+for the batch (and stops it at the end); an address joins that cluster. Each task runs ``execute`` on a
+worker, in a scratch directory of the worker's own (the workspace is made there; the diff and the session
+come back in the result). ink must be installed on the workers (the same version; for a local instance
+it is this interpreter's).
+
+Cancelling (Ctrl+C) sets a flag in a small control actor that every running task watches: each interrupts
+its run as a user would and returns its partial result, which is recorded. A task that has not returned
+after ``CANCEL_GRACE`` is cancelled by force (its ink process, told to exit with its parent, stops too);
+tasks not yet started return at once without running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ink.agent.abort import AbortSignal
+from ink.batch.execute import INTERRUPT_GRACE, RunOptions, execute_with_retries, ink_command
+from ink.batch.tasks import Task
+
+if TYPE_CHECKING:
+    from ink.batch.cli import _Batch
+
+CANCEL_GRACE = INTERRUPT_GRACE + 15.0
+_WATCH_SECONDS = 0.2
+_EXIT_CANCELLED = 130
+
+
+class Control:
+    """The batch's cancel flag, as a Ray actor every task can read."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def is_cancelled(self) -> bool:
+        return self.cancelled
+
+
+def run_task_on_worker(task: Task, options: RunOptions, control: Any, retries: int) -> dict[str, Any]:
+    """The body of one Ray task (a plain function: Ray ships it by reference to ``ink`` on the worker).
+    The run starts with the worker's own interpreter."""
+    options = replace(options, ink=ink_command())
+    return asyncio.run(_run_task(task, options, control, retries))
+
+
+def forwarded_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a worker needs of this machine's environment to reach the model: keys and base URLs
+    (``*_API_KEY``, ``*_BASE_URL``). Settings files stay the worker's own (its ``$INK_HOME``)."""
+    return {k: v for k, v in environ.items() if k.endswith(("_API_KEY", "_BASE_URL"))}
+
+
+async def _run_task(task: Task, options: RunOptions, control: Any, retries: int) -> dict[str, Any]:
+    cancel = AbortSignal()
+    watcher = asyncio.ensure_future(_watch(control, cancel))
+    try:
+        with tempfile.TemporaryDirectory(prefix="ink-batch-", ignore_cleanup_errors=True) as scratch:
+            result = await execute_with_retries(task, Path(scratch) / task.id, options, cancel, retries)
+    finally:
+        watcher.cancel()
+    result["worker"] = os.uname().nodename
+    return result
+
+
+async def _watch(control: Any, cancel: AbortSignal) -> None:
+    while not cancel.aborted:
+        if await control.is_cancelled.remote():
+            cancel.abort("cancelled")
+        await asyncio.sleep(_WATCH_SECONDS)
+
+
+def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
+    import ray
+
+    started_here = _connect(ray, address)
+    try:
+        _Driver(ray, batch, cpus).drive()
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _connect(ray: Any, address: str) -> bool:
+    """Join the cluster; True when a local instance was started for this batch."""
+    quiet = {"log_to_driver": False, "include_dashboard": False, "configure_logging": False}
+    if address != "auto":
+        ray.init(address=address, **quiet)
+        return False
+    try:
+        ray.init(address="auto", **quiet)
+        return False
+    except ConnectionError:
+        ray.init(**quiet)
+        return True
+
+
+class _Driver:
+    def __init__(self, ray: Any, batch: _Batch, cpus: float) -> None:
+        self.ray, self.batch = ray, batch
+        self.control = ray.remote(num_cpus=0)(Control).remote()
+        self.remote = ray.remote(num_cpus=cpus, max_retries=0)(run_task_on_worker)
+        self.options = replace(batch.options, env={**forwarded_env(os.environ), **batch.options.env})
+        self.pending: dict[Any, Task] = {}
+        self.deadline: float | None = None
+
+    def drive(self) -> None:
+        for task in self.batch.todo:
+            ref = self.remote.remote(task, self.options, self.control, self.batch.ns.retries)
+            self.pending[ref] = task
+            self.batch.progress.started()
+        while self.pending:
+            try:
+                self._collect()
+            except KeyboardInterrupt:
+                self._interrupt()
+
+    def _collect(self) -> None:
+        done, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=1.0)
+        for ref in done:
+            task = self.pending.pop(ref)
+            self.batch.record(self._result(ref, task))
+        self.batch.progress.tick()
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self._force_cancel()
+
+    def _result(self, ref: Any, task: Task) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            cancelled = self.batch.cancel.aborted
+            error = "force-cancelled on the cluster" if cancelled else f"the Ray task failed: {exc}"
+            return {
+                "id": task.id,
+                "stopReason": None,
+                "verdict": None,
+                "error": error[:2000],
+                "cancelled": cancelled,
+                "crashed": not cancelled,
+                "stage": "ray",
+            }
+        return result
+
+    def _interrupt(self) -> None:
+        if self.batch.cancel.aborted:  # the second Ctrl+C: no more waiting
+            self._force_cancel()
+            os._exit(_EXIT_CANCELLED)
+        self.batch.cancel.abort("cancelled")
+        self.batch.progress.note("cancelling: interrupting the running tasks (Ctrl+C again to stop at once)")
+        self.control.cancel.remote()
+        self.deadline = time.monotonic() + CANCEL_GRACE
+
+    def _force_cancel(self) -> None:
+        for ref in list(self.pending):
+            self.ray.cancel(ref, force=True)
+        self.deadline = None
