@@ -14,6 +14,7 @@ BENCHES = {
     "tools": "bench.tool_concurrency",
     "rpc": "bench.rpc_throughput",
     "tui": "bench.tui_stream",
+    "batch": "bench.batch",
 }
 
 

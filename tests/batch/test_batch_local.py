@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -238,3 +239,15 @@ def test_a_repository_holding_the_output_directory_is_copied_without_it(
     assert done.returncode == 0, done.stderr
     line = results(tmp_path / "out")["self"]
     assert line["verdict"] == "pass" and "out/" not in line["diff"]
+
+
+def test_an_unreachable_ray_address_is_one_clear_error(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "."}])
+    done = run_batch(
+        batch_argv(tasks, tmp_path / "out", "--ray", address), batch_env(tmp_path, fake_server), tmp_path
+    )
+    assert done.returncode == 2
+    assert "cannot join the Ray cluster" in one_line_error(done.stderr) and address in done.stderr

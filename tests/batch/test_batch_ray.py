@@ -5,14 +5,10 @@ Marked ``ray``: skipped where Ray is not installed; scripts/test installs it, so
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +16,7 @@ import psutil
 import pytest
 
 from tests.batch.conftest import CHECK, FIX, batch_argv, batch_env, make_repo, results, write_tasks
+from tests.batch.rayhead import NO_AUTH, ray_head
 from tests.fakeserver import FakeModelServer
 from tests.waiting import wait_for_file
 
@@ -31,43 +28,8 @@ RAY = str(Path(sys.executable).parent / "ray")
 
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    """A Ray head of this module's own (``ray start --block``), ended with its whole tree: never ``ray stop``,
-    which would end every Ray instance on the machine."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's unix sockets live under it
-    start = [
-        RAY,
-        "start",
-        "--head",
-        "--block",
-        f"--port={port}",
-        "--num-cpus=4",
-        "--include-dashboard=false",
-        "--disable-usage-stats",
-        f"--temp-dir={temp}",
-    ]
-    head = subprocess.Popen(
-        start, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-    )
-    try:
-        assert head.stdout is not None
-        for line in head.stdout:  # the head says when it is up
-            if "Ray runtime started" in line:
-                break
-        else:
-            pytest.fail("ray start --head ended before the runtime started")
-        yield f"127.0.0.1:{port}"
-    finally:
-        tree = psutil.Process(head.pid).children(recursive=True) if head.poll() is None else []
-        tree += [p for p in psutil.process_iter(["cmdline"]) if temp in " ".join(p.info["cmdline"] or [])]
-        head.terminate()
-        head.wait(timeout=60)
-        for proc in tree:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        shutil.rmtree(temp, ignore_errors=True)
+    with ray_head() as address:
+        yield address
 
 
 def test_twenty_tasks_on_ray_give_the_same_results(
@@ -88,7 +50,7 @@ def test_twenty_tasks_on_ray_give_the_same_results(
     out = tmp_path / "out"
     done = subprocess.run(
         batch_argv(tasks_file, out, "--ray", ray_address),
-        env=batch_env(tmp_path, model),
+        env=batch_env(tmp_path, model) | NO_AUTH,
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -126,7 +88,7 @@ def test_ctrl_c_on_ray_interrupts_every_task_and_leaves_nothing_running(
     out = tmp_path / "out"
     proc = subprocess.Popen(
         batch_argv(tasks_file, out, "--ray", ray_address),
-        env=batch_env(tmp_path, model),
+        env=batch_env(tmp_path, model) | NO_AUTH,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from ink.agent.abort import AbortSignal
 from ink.batch.execute import RunOptions, ink_command
 from ink.batch.progress import Progress
+from ink.batch.ray_backend import RayUnavailable, run_on_ray
 from ink.batch.results import ResultsFile, status_of, summary
 from ink.batch.tasks import Task, TaskFileError, read_tasks
 
@@ -88,6 +89,7 @@ def _positive(text: str) -> int:
 
 
 def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[list[Task], RunOptions]:
+    ns.out = ns.out.resolve()  # every run, git and check works in a directory of its own
     tasks = read_tasks(ns.tasks)
     if ns.timeout is not None and not 0 < ns.timeout < 1e7:
         raise _UsageError("--timeout must be a number of seconds > 0")
@@ -107,7 +109,7 @@ def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[lis
     problem = check_settings(flags)
     if problem is not None:
         raise _UsageError(problem)
-    avoid = (str(ns.out.resolve()),)
+    avoid = (str(ns.out),)
     return tasks, RunOptions(ink=ink_command(), flags=tuple(flags), timeout_seconds=ns.timeout, avoid=avoid)
 
 
@@ -132,6 +134,9 @@ class _Batch:
             )
         try:
             self._run_backend()
+        except RayUnavailable as exc:
+            print(f"ink: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         finally:
             self.progress.close()
         lines = [line for task_id, line in self.results.latest().items() if task_id in set(self.ids)]
@@ -143,8 +148,6 @@ class _Batch:
 
     def _run_backend(self) -> None:
         if self.ns.ray is not None:
-            from ink.batch.ray_backend import run_on_ray
-
             run_on_ray(self, self.ns.ray, self.ns.ray_cpus)
         else:
             asyncio.run(self._run_local())

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 CANCEL_GRACE = INTERRUPT_GRACE + 15.0
 _WATCH_SECONDS = 0.2
+PROBE_SECONDS = 5.0
 _EXIT_CANCELLED = 130
 
 
@@ -80,10 +81,20 @@ async def _watch(control: Any, cancel: AbortSignal) -> None:
         await asyncio.sleep(_WATCH_SECONDS)
 
 
-def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
-    import ray
+class RayUnavailable(Exception):
+    """Ray is not installed, or the cluster cannot be joined; the message says which and what to do."""
 
-    started_here = _connect(ray, address)
+
+def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
+    """Raises ``RayUnavailable`` before any task is sent when Ray or the cluster cannot be used."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--ray needs Ray: pip install 'ink-agent[ray]'") from None
+    try:
+        started_here = _connect(ray, address)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError... for one cause
+        raise RayUnavailable(f"cannot join the Ray cluster at {address}: {exc}") from None
     try:
         _Driver(ray, batch, cpus).drive()
     finally:
@@ -94,7 +105,8 @@ def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
 def _connect(ray: Any, address: str) -> bool:
     """Join the cluster; True when a local instance was started for this batch."""
     quiet = {"log_to_driver": False, "include_dashboard": False, "configure_logging": False}
-    if address != "auto":
+    if address != "auto" or os.environ.get("RAY_ADDRESS"):
+        _probe(address if address != "auto" else os.environ["RAY_ADDRESS"])
         ray.init(address=address, **quiet)
         return False
     try:
@@ -103,6 +115,19 @@ def _connect(ray: Any, address: str) -> bool:
     except ConnectionError:
         ray.init(**quiet)
         return True
+
+
+def _probe(address: str) -> None:
+    """Ray retries an address where nothing listens for ever: find out first, in a bounded time."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"{address!r} is not HOST:PORT")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
 class _Driver:

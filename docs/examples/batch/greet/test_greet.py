@@ -1,0 +1,4 @@
+from greet import greet
+
+assert greet("ada") == "Hello, Ada!", greet("ada")
+print("ok")
