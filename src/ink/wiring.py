@@ -338,6 +338,10 @@ def build_provider(settings: Settings) -> Provider:
         from ink.ai.anthropic import AnthropicProvider
 
         return AnthropicProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
+    if info.protocol == "openai-responses":
+        from ink.ai.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
     from ink.ai.openai import OpenAIProvider
 
     return OpenAIProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
@@ -381,6 +385,8 @@ def request_options(settings: Settings) -> dict[str, Any]:
         return {}
     if settings.provider_info.protocol == "openai":
         return {"reasoning_effort": level}
+    if settings.provider_info.protocol == "openai-responses":  # summaries: the reasoning shown dimmed
+        return {"reasoning": {"effort": level, "summary": "auto"}}
     # Anthropic: 1024 <= budget_tokens < max_tokens.
     budget = min(THINKING_BUDGETS[level], settings.max_tokens - 1)
     if budget < 1024:

@@ -8,11 +8,12 @@ from ink.ai.anthropic import AnthropicProvider
 from ink.ai.http import RetryPolicy
 from ink.ai.messages import AssistantMessage, Message, UserMessage
 from ink.ai.openai import OpenAIProvider
+from ink.ai.openai_responses import OpenAIResponsesProvider
 from ink.ai.provider import ModelRequest, Provider, ToolSpec
 from ink.ai.stream import ReplyDone, StreamEvent
 from tests.fakeserver import FakeModelServer
 
-PROTOCOLS = ["openai", "anthropic"]
+PROTOCOLS = ["openai", "anthropic", "openai-responses"]
 FAST_RETRY = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.005, jitter=0.0)
 READ = ToolSpec(
     "read",
@@ -23,7 +24,9 @@ READ = ToolSpec(
 
 def provider_for(
     protocol: str, server: FakeModelServer, *, retry: RetryPolicy = FAST_RETRY, api_key: str = "test-key"
-) -> OpenAIProvider | AnthropicProvider:
+) -> OpenAIProvider | AnthropicProvider | OpenAIResponsesProvider:
+    if protocol == "openai-responses":
+        return OpenAIResponsesProvider(api_key=api_key, base_url=server.openai_base_url, retry=retry)
     if protocol == "openai":
         return OpenAIProvider(api_key=api_key, base_url=server.openai_base_url, retry=retry)
     return AnthropicProvider(api_key=api_key, base_url=server.anthropic_base_url, retry=retry)

@@ -95,7 +95,8 @@ async def test_a_body_ending_before_the_last_event_is_a_connection_failure(
 ) -> None:
     """The HTTP body ends cleanly, but without [DONE] / message_stop, after text arrived: the reply is not
     complete (and, content having streamed, it is not retried)."""
-    after_text = 4 if isinstance(provider, AnthropicProvider) else 3  # message_start, ping, block, delta
+    # Anthropic: message_start, ping, block, delta; Responses: created, item, part, delta
+    after_text = 3 if isinstance(provider, OpenAIProvider) else 4
     fake_server.script(Reply([text("partial"), text("more")], fault=Fault.end_after(after_text)), "unused")
     with pytest.raises(ConnectionFailed, match="ended before the reply was complete"):
         await collect(provider, make_request())

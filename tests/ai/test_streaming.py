@@ -15,12 +15,13 @@ from ink.ai.messages import (
     UserMessage,
 )
 from ink.ai.openai import OpenAIProvider
+from ink.ai.openai_responses import OpenAIResponsesProvider
 from ink.ai.stream import ReplyDone, TextDelta, ThinkingDelta, ToolCallReady
 from tests.ai.helpers import collect, done_message, make_request
 from tests.fakeserver import FakeModelServer, Gate, Reply, text, thinking, tool_call
 from tests.fakeserver import Usage as FakeUsage
 
-Provider = OpenAIProvider | AnthropicProvider
+Provider = OpenAIProvider | AnthropicProvider | OpenAIResponsesProvider
 
 
 async def test_text_arrives_one_delta_per_chunk(fake_server: FakeModelServer, provider: Provider) -> None:
@@ -183,6 +184,12 @@ async def test_request_shape_and_headers(fake_server: FakeModelServer, provider:
         assert request.body["stream_options"] == {"include_usage": True}
         assert request.body["max_tokens"] == 1000
         assert request.body["tools"][0]["function"]["name"] == "read"
+    elif isinstance(provider, OpenAIResponsesProvider):
+        assert request.headers["authorization"] == "Bearer test-key"
+        assert request.body["store"] is False  # nothing kept on the server: the input carries it all
+        assert request.body["include"] == ["reasoning.encrypted_content"]
+        assert request.body["max_output_tokens"] == 1000
+        assert request.body["tools"][0]["name"] == "read"
     else:
         assert request.headers["x-api-key"] == "test-key"
         assert request.headers["anthropic-version"] == "2023-06-01"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli.inkproc import ink_env, one_line_error, run_ink
-from tests.fakeserver import FakeModelServer, say
+from tests.fakeserver import FakeModelServer, Reply, say, thinking, tool_call
 
 
 def test_models_lists_every_provider_and_what_each_needs(tmp_path: Path) -> None:
@@ -67,3 +67,28 @@ def test_a_llamacpp_template_without_tools_gets_a_warning(
     fake_server.script(say("ok"))
     again = run_ink(args, ink_env(tmp_path), tmp_path)
     assert again.returncode == 0 and "warning" not in again.stderr
+
+
+def test_the_responses_provider_end_to_end(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    """``--provider openai-responses`` in print mode: a tool call, its result, the encrypted reasoning sent
+    back unchanged in the next request (strict mode checks it), the answer printed."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    fake_server.script(
+        Reply([thinking("look at a.txt"), tool_call("read", {"path": "a.txt"}, id="c1")]),
+        say("a.txt says alpha"),
+    )
+    env = ink_env(tmp_path, OPENAI_BASE_URL=fake_server.openai_base_url, OPENAI_API_KEY="k")
+    done = run_ink(["--provider", "openai-responses", "-p", "what is in a.txt?"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "a.txt says alpha" in done.stdout
+    first, second = fake_server.requests
+    assert first.path == "/v1/responses" and first.body["model"] == "gpt-5.1"
+    assert second.outcome == "completed", second.error_message
+    assert [i.get("type", "message") for i in second.body["input"]] == [
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    [(call_id, output)] = second.tool_results()
+    assert call_id == "c1" and "alpha" in output

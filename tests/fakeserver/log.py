@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Protocol = Literal["openai", "anthropic", "unknown"]
+Protocol = Literal["openai", "anthropic", "responses", "unknown"]
 
 
 class Flag(threading.Event):
@@ -75,6 +75,11 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
+        """The conversation in Chat Completions / Messages shape; a Responses ``input`` is mapped to it
+        (user and assistant messages, ``tool`` results, assistant ``tool_calls``) so the helpers below
+        read all three protocols."""
+        if self.protocol == "responses":
+            return _responses_as_messages(self.body)
         msgs = self.body.get("messages") if isinstance(self.body, dict) else None
         return msgs if isinstance(msgs, list) else []
 
@@ -116,6 +121,8 @@ class RecordedRequest:
         """The system prompt, wherever the protocol puts it."""
         if self.protocol == "anthropic" and isinstance(self.body, dict):
             return "".join(_texts(self.body.get("system")))
+        if self.protocol == "responses" and isinstance(self.body, dict):
+            return str(self.body.get("instructions") or "")
         return "".join(
             t
             for m in self.messages
@@ -134,3 +141,22 @@ def _texts(content: Any) -> list[str]:
         for b in content
         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     ]
+
+
+def _responses_as_messages(body: Any) -> list[dict[str, Any]]:
+    items = body.get("input") if isinstance(body, dict) else None
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    out: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else []:
+        kind = item.get("type", "message")
+        if kind == "message":
+            content = item.get("content")
+            if isinstance(content, list):
+                content = [{"type": "text", "text": p.get("text")} for p in content if isinstance(p, dict)]
+            out.append({"role": item.get("role"), "content": content})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")})
+        elif kind == "function_call":
+            out.append({"role": "assistant", "tool_calls": [{"id": item.get("call_id")}]})
+    return out

@@ -29,8 +29,10 @@ from typing import Any
 from tests.fakeserver import errors
 from tests.fakeserver.log import Protocol, RecordedRequest
 from tests.fakeserver.render import Item, render_anthropic, render_openai
+from tests.fakeserver.render_responses import render_responses
 from tests.fakeserver.script import Disconnect, Fault, Gate, Pause, Reply, Text
 from tests.fakeserver.strict import check_anthropic_history, check_openai_history
+from tests.fakeserver.strict_responses import check_responses_history
 
 Responder = Callable[[RecordedRequest], "Reply | Fault | str"]
 POLL = 0.005  # how often a held stream checks its gate; EOF of the client is seen at once via select
@@ -52,6 +54,7 @@ class FakeModelServer:
         self.requests: list[RecordedRequest] = []
         self._port = port
         self._script: deque[Reply] = deque()
+        self.issued: dict[str, str] = {}  # Responses: reasoning item id -> the encrypted content handed out
         self._cond = threading.Condition()
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
@@ -193,8 +196,12 @@ class FakeModelServer:
         if fault is not None and fault.kind in ("http", "context_overflow"):
             self._send_fault(h, request, fault)
             return
-        render = render_anthropic if request.protocol == "anthropic" else render_openai
-        items = with_fault(render(reply, request.body, self.next_id), fault)
+        if request.protocol == "responses":
+            rendered = render_responses(reply, request.body, self.next_id, self.issued)
+        else:
+            render = render_anthropic if request.protocol == "anthropic" else render_openai
+            rendered = render(reply, request.body, self.next_id)
+        items = with_fault(rendered, fault)
         _Stream(self, h, request, reply.chunk_delay).run(items)
 
     def handle_get(self, h: _Handler) -> None:
@@ -226,6 +233,8 @@ class FakeModelServer:
             if path.endswith("/chat/completions")
             else "anthropic"
             if path.endswith("/messages")
+            else "responses"
+            if path.endswith("/responses")
             else "unknown"
         )
         try:
@@ -255,8 +264,12 @@ class FakeModelServer:
         if not isinstance(r.body, dict):
             return 400, "We could not parse the JSON body of your request."
         if self.strict:
-            check = check_anthropic_history if r.protocol == "anthropic" else check_openai_history
-            if (message := check(r.body)) is not None:
+            if r.protocol == "responses":
+                message = check_responses_history(r.body, self.issued)
+            else:
+                check = check_anthropic_history if r.protocol == "anthropic" else check_openai_history
+                message = check(r.body)
+            if message is not None:
                 return 400, message
         if r.body.get("stream") is not True:
             return 400, "fake server: only streaming requests (stream: true) are supported"

@@ -91,14 +91,18 @@ class MessageBuilder:
             self._growing.append(ThinkingBlock(text))
 
     def sign_thinking(self, signature: str) -> None:
-        """Attach Anthropic's signature to the latest thinking block."""
+        """Attach a signature (Anthropic's proof, OpenAI's encrypted reasoning item) to the thinking block
+        it closes: the latest one since the last text or call. Reasoning that streamed no text at all (an
+        empty OpenAI reasoning summary) gets an empty thinking block of its own to carry it."""
         blocks = self._growing.blocks
         for i in range(len(blocks) - 1, -1, -1):
             block = blocks[i]
             if isinstance(block, ThinkingBlock):
                 self._growing.set(i, ThinkingBlock(block.thinking, (block.signature or "") + signature))
                 return
-        raise BadResponse("a thinking signature arrived without a thinking block", provider=self.provider)
+            if isinstance(block, TextBlock | ToolCall):
+                break
+        self._growing.append(ThinkingBlock("", signature))
 
     def add_call(self, call: ToolCall) -> None:
         self._growing.append(call)

@@ -29,6 +29,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    reasoning_tokens: int = 0  # the part of output_tokens the model spent reasoning (where reported)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -37,6 +38,7 @@ class Usage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.cost_usd + other.cost_usd,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @property
@@ -205,4 +207,5 @@ def _usage_from_json(data: Mapping[str, Any]) -> Usage:
         cache_read_tokens=int(data.get("cacheReadTokens", 0)),
         cache_write_tokens=int(data.get("cacheWriteTokens", 0)),
         cost_usd=float(data.get("costUsd", 0.0)),
+        reasoning_tokens=int(data.get("reasoningTokens", 0)),
     )

@@ -49,6 +49,17 @@ PROVIDERS: dict[str, ProviderInfo] = {
         models=("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "o3", "o4-mini", "gpt-5", "gpt-5-mini"),
         summary="OpenAI Chat Completions (and any compatible server via --base-url)",
     ),
+    "openai-responses": ProviderInfo(
+        name="openai-responses",
+        protocol="openai-responses",
+        default_model="gpt-5.1",
+        default_base_url="https://api.openai.com/v1",
+        key_env="OPENAI_API_KEY",
+        url_env="OPENAI_BASE_URL",
+        key_help="create one at platform.openai.com",
+        models=("gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini", "gpt-5", "gpt-5-codex", "o3", "o4-mini"),
+        summary="OpenAI Responses API: reasoning kept between turns, Responses-only models",
+    ),
     "anthropic": ProviderInfo(
         name="anthropic",
         protocol="anthropic",
