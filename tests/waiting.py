@@ -29,3 +29,12 @@ async def wait_until(predicate: Callable[[], object], timeout: float = 10.0, wha
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} did not hold within {timeout} s")
         await asyncio.sleep(0.005)
+
+
+def poll_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
+    """``wait_until`` for threads and plain tests: polls ``predicate``; raises ``TimeoutError``."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not hold within {timeout} s")
+        time.sleep(0.01)

@@ -40,9 +40,11 @@ OUTPUT_CHARS = 4_000  # ~1,000 tokens per file read: twelve reads do not fit
 
 
 def prompt_tokens(request: RecordedRequest) -> int:
-    """The fake model's tokenizer: JSON characters of system and messages / 4."""
+    """The fake model's tokenizer: JSON characters of system and messages (Responses: instructions and
+    input) / 4."""
     body = request.body if isinstance(request.body, dict) else {}
-    return len(json.dumps([body.get("system"), body.get("messages")])) // 4
+    parts = [body.get(key) for key in ("system", "messages", "instructions", "input") if key in body]
+    return len(json.dumps(parts)) // 4
 
 
 @dataclass

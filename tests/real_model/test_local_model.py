@@ -1,0 +1,103 @@
+"""``ink --provider local`` with a real model: the plumbing, not the answers (the model is a toy).
+
+A print-mode run makes a tool call at temperature 0; a stream-json run streams; an RPC abort stops the
+server's generation; and exit, clean or SIGKILL, leaves no server process (R35).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.cli.inkproc import run_ink
+from tests.rpc.client import RpcClient
+from tests.waiting import poll_until
+
+pytestmark = pytest.mark.real_model
+LOCAL = ["--provider", "local", "--no-session", "--permission-mode", "yolo"]
+TOOL_PROMPT = 'Reply with exactly this and nothing else: <tool_call>\n{"name": "ls", "arguments": {"path": "."}}\n</tool_call>'  # noqa: E501
+STARTUP = 300.0  # loading plus the first prompt (ink's system prompt) on a busy two-core machine
+
+
+def _events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_print_mode_runs_a_tool_call(local_env: dict[str, str], tmp_path: Path) -> None:
+    args = [*LOCAL, "--max-iterations", "1", "-p", "--output-format", "stream-json", TOOL_PROMPT]
+    done = run_ink(args, local_env, tmp_path, timeout=STARTUP * 2)
+    assert "local model ready" in done.stderr, done.stderr
+    events = _events(done.stdout)
+    types = [e["type"] for e in events]
+    assert types[0] == "run_start" and types[-1] == "run_end", types
+    first = next(e["message"] for e in events if e["type"] == "message_end")
+    assert [b["type"] for b in first["content"]] == ["tool_call"], first  # parsed from the model's output
+    assert "tool_start" in types and "tool_end" in types
+    assert first["usage"]["inputTokens"] > 0 and first["provider"] == "local"
+
+
+def test_print_mode_streams_text(local_env: dict[str, str], tmp_path: Path) -> None:
+    done = run_ink([*LOCAL, "-p", "Say hello."], local_env, tmp_path, timeout=STARTUP)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    assert "toy for trying ink" not in done.stderr  # the model was there already: no fetch
+
+
+def _server_of(ink: RpcClient) -> psutil.Process:
+    [server] = [
+        p
+        for p in psutil.Process(ink.proc.pid).children(recursive=True)
+        if "ink.local.serve" in " ".join(p.cmdline())
+    ]
+    return server
+
+
+def _ready(ink: RpcClient) -> str:
+    """Wait until the frontend answers (the server is up by then); the server's base URL."""
+    ink.send_json({"type": "get_state", "id": "ready"})
+    ink.wait_response("ready", timeout=STARTUP)
+    found = re.search(r"ready in [\d.]+ s at (\S+)", ink.stderr())
+    assert found, ink.stderr()
+    return found.group(1)
+
+
+def _generating(base_url: str) -> bool:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/slots", timeout=5) as answer:
+        return any(slot.get("is_processing") for slot in json.loads(answer.read()))
+
+
+def test_an_rpc_abort_stops_the_server_generating(local_env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "inkhome" / "config.toml").write_text("max_tokens = 4000\n")
+    with RpcClient.start(LOCAL, local_env, tmp_path) as ink:
+        base_url = _ready(ink)
+        ink.send_json({"type": "prompt", "id": 1, "text": "Count from 1 to 2000, one number per line."})
+        ink.wait_event("text_delta", timeout=STARTUP)
+        assert _generating(base_url)
+        ink.send_json({"type": "abort", "id": 2})
+        end = ink.wait_event("run_end", timeout=30)
+        assert end["stopReason"] == "aborted"
+        # 4000 tokens would take minutes: idle within seconds means the abort stopped it
+        poll_until(lambda: not _generating(base_url), 10, "the server's slot idle after the abort")
+        ink.close_stdin()
+        assert ink.wait_exit(30) == 0
+
+
+@pytest.mark.parametrize("how", ["exit", "sigkill"])
+def test_no_server_process_outlives_ink(how: str, local_env: dict[str, str], tmp_path: Path) -> None:
+    with RpcClient.start(LOCAL, local_env, tmp_path) as ink:
+        _ready(ink)
+        server = _server_of(ink)
+        if how == "exit":
+            ink.close_stdin()
+            assert ink.wait_exit(30) == 0
+        else:
+            ink.signal(signal.SIGKILL)
+            ink.wait_exit(30)
+        _, alive = psutil.wait_procs([server], timeout=15)
+        assert not alive, f"the model server {server.pid} outlived ink ({how})"
