@@ -15,6 +15,7 @@ BENCHES = {
     "rpc": "bench.rpc_throughput",
     "tui": "bench.tui_stream",
     "batch": "bench.batch",
+    "checkpoints": "bench.checkpoints",
 }
 
 

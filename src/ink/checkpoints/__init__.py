@@ -1,0 +1,10 @@
+"""Checkpoints of the workspace, so a rewind can undo what runs did to the files, bash included.
+
+    shadow.py   a git object store of ink's own, outside the workspace: snapshot, compare, restore
+
+docs/design/checkpoints.md describes what is kept, the limits, and what a restore does.
+"""
+
+from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, shadow_repo_for
+
+__all__ = ["RestoreReport", "ShadowError", "ShadowRepo", "shadow_repo_for"]

@@ -1,0 +1,201 @@
+"""A shadow git store: snapshots of a workspace in a repository of ink's own, never the user's.
+
+The store lives under ``$INK_HOME/checkpoints/repos/`` (one per workspace directory) and is driven with
+``--git-dir`` and ``--work-tree``, so it works in a directory that is no repository, and a repository's own
+index, HEAD, refs, stash and hooks are never read or written (``.git`` itself is never part of a snapshot:
+git refuses to add it). What a snapshot leaves out: what the workspace's ``.gitignore`` files ignore,
+ink's own ``.ink/`` directory, and files over ``MAX_FILE_BYTES`` (named in the snapshot's report). git keeps
+a file's content, whether it is executable, and symlinks; other mode bits are not restored.
+
+Each snapshot is a commit under a ref of its own (``refs/ink/<key>``), so ``git gc`` keeps it. Each session
+has its own index file (the stat cache that makes a later snapshot of an unchanged tree cheap). A kill -9
+in the middle of a snapshot leaves at worst a stale ``index-*.lock``, removed by the next snapshot of
+the same session (a session is only ever open in one ink process), and an unreferenced object or two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+GIT_TIMEOUT = 300.0
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,  # the user's settings (autocrlf, filters, hooks) must not apply
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file, not a pattern
+    "GIT_AUTHOR_NAME": "ink",
+    "GIT_AUTHOR_EMAIL": "ink@localhost",
+    "GIT_COMMITTER_NAME": "ink",
+    "GIT_COMMITTER_EMAIL": "ink@localhost",
+}
+_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false")
+ALWAYS_EXCLUDED = (".ink/",)
+
+
+class ShadowError(Exception):
+    """A git command of the shadow store failed; the message has git's words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    commit: str
+    skipped: tuple[str, ...] = ()  # files over MAX_FILE_BYTES, left out
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """What a restore did, relative to the workspace root, and the snapshot that undoes it."""
+
+    written: tuple[str, ...] = ()  # changed back, or brought back after a deletion
+    removed: tuple[str, ...] = ()  # created since the checkpoint, so removed
+    undo: str = ""  # the commit of the workspace as it was just before the restore
+    skipped: tuple[str, ...] = field(default=())
+
+
+def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str) -> ShadowRepo:
+    workspace = workspace.resolve()
+    digest = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]
+    return ShadowRepo(ink_home / "checkpoints" / "repos" / f"{digest}.git", workspace, session_id)
+
+
+class ShadowRepo:
+    def __init__(self, git_dir: Path, workspace: Path, session_id: str) -> None:
+        self.git_dir, self.workspace = git_dir, workspace
+        self.index = git_dir / f"index-{session_id}"
+
+    async def snapshot(self, ref: str) -> Snapshot:
+        """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
+        await self._ready()
+        skipped = await self._exclude_large_files()
+        await self._git("add", "--all", "--ignore-errors", "--", ".")
+        tree = (await self._git("write-tree")).strip()
+        commit = (await self._git("commit-tree", tree, "-m", f"ink checkpoint {ref}")).strip()
+        await self._git("update-ref", f"refs/ink/{ref}", commit)
+        return Snapshot(commit, skipped)
+
+    async def changed(self, old: str, new: str) -> list[str]:
+        """Paths that differ between two snapshots (created, deleted, modified, mode changed)."""
+        out = await self._git("diff-tree", "-r", "--name-only", "--no-renames", "-z", old, new)
+        return sorted(p for p in out.split("\0") if p)
+
+    async def restore(self, commit: str, undo_ref: str) -> RestoreReport:
+        """Make the workspace what it was at ``commit``: changed files written back, deleted ones brought
+        back, files created since removed. First records the workspace as it is (``undo_ref``), so the
+        restore itself can be undone. Files the snapshots left out (ignored, too large) are not touched."""
+        now = await self.snapshot(undo_ref)
+        created = await self._names("--diff-filter=A", commit, now.commit)  # exist now, not then
+        written = await self._names("--diff-filter=DMT", commit, now.commit)
+        scratch = self.git_dir / f"restore-{os.getpid()}.index"
+        try:  # only what differs is written: unchanged files keep their times (no needless rebuilds)
+            await self._git("read-tree", commit, index=scratch)
+            await self._git("checkout-index", "--force", "-z", "--stdin", index=scratch, stdin=_z(written))
+        finally:
+            scratch.unlink(missing_ok=True)
+        await asyncio.to_thread(self._remove, created)
+        await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
+        return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped)
+
+    # -- mechanism ----------------------------------------------------------------------------------
+
+    async def _names(self, status_filter: str, old: str, new: str) -> list[str]:
+        out = await self._git("diff-tree", "-r", "--name-only", "--no-renames", "-z", status_filter, old, new)
+        return sorted(p for p in out.split("\0") if p)
+
+    def _remove(self, paths: list[str]) -> None:
+        root = self.workspace
+        for rel in paths:
+            target = root / rel
+            if root not in target.parents:  # git names paths inside the tree; never trust more than that
+                continue
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                continue
+            parent = target.parent
+            while parent != root and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+
+    async def _ready(self) -> None:
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            await self._git("init", "--quiet", "--bare", work_tree=False)
+            exclude = self.git_dir / "info" / "exclude"
+            exclude.parent.mkdir(exist_ok=True)
+            exclude.write_text("".join(f"{p}\n" for p in ALWAYS_EXCLUDED))
+        lock = self.index.with_name(self.index.name + ".lock")
+        lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
+
+    async def _exclude_large_files(self) -> tuple[str, ...]:
+        """Leave out files over the size limit: named in this session's exclude file for the snapshot,
+        and dropped from its index if an earlier snapshot had them while they were small."""
+        large = self.git_dir / f"large-{self.index.name}"
+        large.unlink(missing_ok=True)  # listed afresh: a file may have shrunk
+        listing = await self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+        big = await asyncio.to_thread(self._large, [p for p in listing.split("\0") if p])
+        large.write_text("".join(f"/{_glob_escape(p)}\n" for p in big if "\n" not in p))
+        if big:
+            await self._git(
+                "rm",
+                "--cached",
+                "--force",  # our index only: nothing to lose
+                "--quiet",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                stdin=_z(big),
+            )
+        return tuple(big)
+
+    def _large(self, paths: list[str]) -> list[str]:
+        big = []
+        for rel in paths:
+            try:
+                if (self.workspace / rel).lstat().st_size > MAX_FILE_BYTES:
+                    big.append(rel)
+            except OSError:
+                continue
+        return big
+
+    async def _git(
+        self, *args: str, work_tree: bool = True, index: Path | None = None, stdin: bytes | None = None
+    ) -> str:
+        env = {**os.environ, **_ENV, "GIT_INDEX_FILE": str(index or self.index)}
+        large = self.git_dir / f"large-{self.index.name}"
+        config = (*_CONFIG, "-c", f"core.excludesFile={large}") if large.exists() else _CONFIG
+        tree = (f"--work-tree={self.workspace}",) if work_tree else ()
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            *config,
+            f"--git-dir={self.git_dir}",
+            *tree,
+            *args,
+            cwd=self.workspace if work_tree else self.git_dir.parent,
+            env=env,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT)
+        except BaseException:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            raise
+        if proc.returncode != 0:
+            raise ShadowError(f"git {args[0]}: {err.decode('utf-8', 'replace').strip()[:500]}")
+        return out.decode("utf-8", "surrogateescape")
+
+
+def _z(paths: list[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _glob_escape(path: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[\\!# " else c for c in path)

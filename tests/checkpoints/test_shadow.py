@@ -1,0 +1,201 @@
+"""The shadow store: a snapshot and a restore give back the tree byte for byte, whatever changed it, in any
+directory, without touching the user's repository (issue 14)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ink.checkpoints import ShadowRepo, shadow_repo_for
+from ink.checkpoints.shadow import MAX_FILE_BYTES
+from tests.waiting import wait_for_file
+
+
+def manifest(root: Path) -> dict[str, tuple[str, bytes | str, bool]]:
+    """Every entry under ``root`` but .git: kind, content or link target, executable bit."""
+    seen: dict[str, tuple[str, bytes | str, bool]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                seen[rel] = ("link", os.readlink(path), False)
+            else:
+                seen[rel] = ("file", path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
+    return seen
+
+
+def project(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('one')\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "doomed.txt").write_text("delete me\n")
+    (root / "bin.dat").write_bytes(bytes(range(256)) * 4)
+    os.symlink("src/app.py", root / "link.py")
+    (root / ".gitignore").write_text("build/\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.o").write_text("ignored\n")
+    return root
+
+
+def bash(root: Path, script: str) -> None:
+    subprocess.run(["bash", "-c", script], cwd=root, check=True)
+
+
+def repo(tmp_path: Path, workspace: Path, session: str = "s1") -> ShadowRepo:
+    return shadow_repo_for(tmp_path / "inkhome", workspace, session)
+
+
+async def test_a_restore_undoes_edits_creations_deletions_and_mode_changes_made_by_bash(
+    tmp_path: Path,
+) -> None:
+    work = project(tmp_path / "work")
+    shadow = repo(tmp_path, work)
+    before = manifest(work)
+    checkpoint = await shadow.snapshot("c1")
+    bash(
+        work,
+        "echo two >> src/app.py; rm doomed.txt; mkdir -p new/deep; echo x > new/deep/file.txt; "
+        "chmod -x run.sh; printf '\\x00\\x01' > bin.dat; ln -sf run.sh link.py; echo b > build/more.o",
+    )
+    report = await shadow.restore(checkpoint.commit, "undo1")
+    after = manifest(work)
+    assert {k: v for k, v in after.items() if not k.startswith("build/")} == {
+        k: v for k, v in before.items() if not k.startswith("build/")
+    }
+    assert not (work / "new").exists()  # created directories go with their files
+    assert set(report.removed) == {"new/deep/file.txt"}
+    assert set(report.written) == {"src/app.py", "doomed.txt", "run.sh", "bin.dat", "link.py"}
+    assert (work / "build" / "more.o").exists()  # ignored files are not the checkpoint's business
+
+
+async def test_a_restore_can_itself_be_undone(tmp_path: Path) -> None:
+    work = project(tmp_path / "work")
+    shadow = repo(tmp_path, work)
+    checkpoint = await shadow.snapshot("c1")
+    bash(work, "echo changed > src/app.py; echo new > fresh.txt")
+    changed = manifest(work)
+    report = await shadow.restore(checkpoint.commit, "undo1")
+    await shadow.restore(report.undo, "undo2")
+    assert manifest(work) == changed
+
+
+def user_repository(work: Path) -> None:
+    """A repository with a commit, a stash, a staged change and an untracked file."""
+    ident = "-c user.name=u -c user.email=u@u"
+    bash(
+        work,
+        f"git init -q -b main && git add src run.sh && git {ident} commit -qm one"
+        f" && echo stash-me >> run.sh && git {ident} stash -q"
+        " && echo staged >> src/app.py && git add src/app.py && echo untracked > notes.txt",
+    )
+
+
+async def test_the_users_repository_is_untouched(tmp_path: Path) -> None:
+    work = project(tmp_path / "work")
+    user_repository(work)
+    quiet = {"cwd": work, "check": True, "capture_output": True}
+
+    def state() -> tuple[bytes, ...]:
+        dotgit = work / ".git"
+        index = (dotgit / "index").read_bytes()
+        head = (dotgit / "HEAD").read_bytes()
+        refs = subprocess.run(["git", "show-ref"], **quiet).stdout
+        stash = subprocess.run(["git", "stash", "list"], **quiet).stdout
+        status = subprocess.run(["git", "status", "--porcelain"], **quiet).stdout
+        hooks = b"".join(sorted(p.name.encode() for p in (dotgit / "hooks").iterdir()))
+        return index, head, refs, stash, status, hooks
+
+    before = state()
+    shadow = repo(tmp_path, work)
+    checkpoint = await shadow.snapshot("c1")
+    bash(work, "echo later > notes.txt")
+    await shadow.restore(checkpoint.commit, "undo1")
+    assert state() == before
+    assert (work / "notes.txt").read_text() == "untracked\n"
+
+
+async def test_files_over_the_size_limit_are_left_out_and_named(tmp_path: Path) -> None:
+    work = project(tmp_path / "work")
+    (work / "huge.bin").write_bytes(b"\0" * (MAX_FILE_BYTES + 1))
+    shadow = repo(tmp_path, work)
+    first = await shadow.snapshot("c1")
+    assert first.skipped == ("huge.bin",)
+    (work / "src" / "app.py").write_bytes(b"x" * (MAX_FILE_BYTES + 1))  # a tracked file grows too large
+    second = await shadow.snapshot("c2")
+    assert second.skipped == ("huge.bin", "src/app.py")
+    assert "src/app.py" in await shadow.changed(first.commit, second.commit)
+
+
+async def test_ink_own_directory_and_a_non_git_workspace(tmp_path: Path) -> None:
+    work = project(tmp_path / "work")
+    (work / ".ink").mkdir()
+    (work / ".ink" / "permissions.toml").write_text("allow = []\n")
+    shadow = repo(tmp_path, work)
+    checkpoint = await shadow.snapshot("c1")
+    (work / ".ink" / "permissions.toml").write_text("allow = ['bash(*)']\n")
+    await shadow.restore(checkpoint.commit, "undo1")
+    assert "bash(*)" in (work / ".ink" / "permissions.toml").read_text()  # never rewound
+    assert not (work / ".git").exists()
+
+
+SNAPSHOT_IN_A_CHILD = """
+import asyncio, os, sys
+from pathlib import Path
+from ink.checkpoints import shadow_repo_for
+Path(sys.argv[3]).write_text(str(os.getpid()))
+asyncio.run(shadow_repo_for(Path(sys.argv[1]), Path(sys.argv[2]), "s1").snapshot("killed"))
+"""
+
+
+def kill_matching(needle: str) -> None:
+    for proc in psutil.process_iter(["cmdline"]):
+        if needle in " ".join(proc.info["cmdline"] or []):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
+def start_snapshot_child(tmp_path: Path, work: Path, pid_file: Path) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-c", SNAPSHOT_IN_A_CHILD, str(tmp_path / "inkhome"), str(work), str(pid_file)]
+    return subprocess.Popen(argv)
+
+
+async def test_kill_9_during_a_snapshot_leaves_nothing_broken(tmp_path: Path) -> None:
+    work = project(tmp_path / "work")
+    for n in range(3000):
+        (work / "src" / f"m{n}.py").write_text(f"value = {n}\n" * 20)
+    pid_file = tmp_path / "child.pid"
+    child = start_snapshot_child(tmp_path, work, pid_file)
+    wait_for_file(pid_file)
+    shadow = repo(tmp_path, work)
+    lock = shadow.index.with_name(shadow.index.name + ".lock")
+    while child.poll() is None and not lock.exists():
+        pass  # the moment git holds the index: the worst moment to die
+    child.kill()
+    child.wait()
+    kill_matching(f"--git-dir={shadow.git_dir}")  # its git, orphaned mid-write
+    checkpoint = await shadow.snapshot("after")
+    bash(work, "rm src/m1.py; echo changed > src/m2.py")
+    report = await shadow.restore(checkpoint.commit, "undo")
+    assert set(report.written) == {"src/m1.py", "src/m2.py"}
+    assert (work / "src" / "m2.py").read_text() == "value = 2\n" * 20
+
+
+@pytest.mark.parametrize("name", ["sp ace.txt", "star*.txt", "new\nline.txt", "latin-\udce9.txt"])
+async def test_awkward_file_names_round_trip(tmp_path: Path, name: str) -> None:
+    work = project(tmp_path / "work")
+    (work / name).write_text("keep\n")
+    shadow = repo(tmp_path, work)
+    checkpoint = await shadow.snapshot("c1")
+    (work / name).unlink()
+    await shadow.restore(checkpoint.commit, "undo1")
+    assert (work / name).read_text() == "keep\n"
