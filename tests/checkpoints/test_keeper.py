@@ -8,7 +8,7 @@ from pathlib import Path
 from ink.checkpoints import shadow_repo_for
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.tools import ProcessRegistry, default_tools
-from tests.fakeserver import FakeModelServer, Reply, call, say
+from tests.fakeserver import FakeModelServer, call, say
 from tests.run.harness import Harness
 
 
