@@ -31,6 +31,7 @@ from ink.ai.provider import Provider
 from ink.config import Settings
 from ink.config.commands import CommandBook, load_commands
 from ink.extend.command_limit import CommandToolLimit
+from ink.extend.task import SubAgents
 from ink.permissions.redacting import redacting
 from ink.run.compaction import Compactor
 from ink.run.controller import BangOutput, Modes, QueueError, RunController, Submitted
@@ -61,6 +62,7 @@ class App:
     before_tool: BeforeToolHook | None = None  # the permission hook, last of the controller's checks
     commands: CommandBook = field(default_factory=CommandBook)  # custom slash commands (docs/commands.md)
     command_limit: CommandToolLimit | None = None  # the controller's before_tool: the checks, in order
+    agents: SubAgents = field(default_factory=SubAgents)  # running sub-agents, for per-agent control
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
@@ -183,7 +185,9 @@ def build_app(
     sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
     provider = build_provider(settings)
-    tools = build_tools(settings, processes)
+    late: list[App] = []  # the task tool reaches the controller it is part of once that exists
+    agents, task = build_task_tool(settings, late)
+    tools = [*build_tools(settings, processes), task]
     usage = _usage_totals(handle)
     setup = build_loop_setup(settings, provider, tools, before_tool=before_tool)
     compactor = build_compactor(settings, provider, setup, usage)
@@ -214,10 +218,37 @@ def build_app(
         permission,
         commands,
         limit,
+        agents,
     )
+    late.append(app)
     if settings.hooks:
         install_hooks(app, can_ask=can_ask)
     return app
+
+
+def build_task_tool(settings: Settings, late: list[App]) -> tuple[SubAgents, Tool]:
+    """The ``task`` tool (docs/subagents.md). ``late`` holds the app once built: the sub-agents run on
+    its controller's current set-up and emit through it; transcripts go next to the session file."""
+    from ink.config.agents import load_agent_types
+    from ink.extend.task import TaskTool
+
+    types, warnings = load_agent_types(settings.cwd, settings.ink_home)
+    for warning in warnings:
+        log.warning("%s", warning)
+
+    def transcripts() -> Path | None:
+        session = late[0].session if late else None
+        return session.path.with_suffix(".subagents") if session is not None else None
+
+    agents = SubAgents()
+    tool = TaskTool(
+        types,
+        lambda: late[0].controller.setup,
+        lambda event: late[0].controller.emit(event),
+        agents,
+        transcripts,
+    )
+    return agents, tool
 
 
 def install_hooks(app: App, *, can_ask: bool) -> None:

@@ -61,10 +61,11 @@ async def running_a_stubborn_tool(
 
 
 def test_R7_top_level_events_carry_no_source() -> None:
-    from ink.agent.events import TextDeltaEvent
+    from ink.agent.events import Source, TextDeltaEvent
 
     assert "source" not in event_to_json(TextDeltaEvent("x"))
-    assert event_to_json(TextDeltaEvent("x", source="sub-1"))["source"] == "sub-1"
+    tagged = TextDeltaEvent("x", source=Source("call_1", "explore"))
+    assert event_to_json(tagged)["source"] == {"id": "call_1", "agent": "explore"}
 
 
 async def test_R7_a_whole_run_emits_no_source_at_top_level(h: Harness, fake_server: FakeModelServer) -> None:

@@ -8,6 +8,7 @@ RPC and the session log. ``source`` names the sub-agent an event comes from; top
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -15,6 +16,20 @@ from ink.ai.jsonform import to_json
 from ink.ai.messages import AssistantMessage, ToolResult, Usage
 
 InputMode: TypeAlias = Literal["steer", "follow_up"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Which sub-agent an event comes from (R7): ``id`` names one run of it (the id of the ``task`` call
+    that started it), ``agent`` its type (``explore``, ...). Top-level events have no source."""
+
+    id: str
+    agent: str
+
+
+CURRENT_SOURCE: ContextVar[Source | None] = ContextVar("ink_current_source", default=None)
+"""The sub-agent the current task works for (set by the ``task`` tool; asyncio tasks inherit it), so
+that what is emitted outside the loop on its behalf, a permission question, carries its source (R7)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,21 +41,21 @@ class TakenInput:
 @dataclass(frozen=True, slots=True)
 class MessageStart:
     role: Literal["assistant"] = "assistant"
-    source: str | None = None
+    source: Source | None = None
     type: Literal["message_start"] = "message_start"
 
 
 @dataclass(frozen=True, slots=True)
 class TextDeltaEvent:
     text: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["text_delta"] = "text_delta"
 
 
 @dataclass(frozen=True, slots=True)
 class ThinkingDeltaEvent:
     text: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
@@ -48,7 +63,7 @@ class ThinkingDeltaEvent:
 class MessageEnd:
     message: AssistantMessage
     usage: Usage
-    source: str | None = None
+    source: Source | None = None
     type: Literal["message_end"] = "message_end"
 
 
@@ -57,14 +72,14 @@ class ToolStart:
     tool_call_id: str
     name: str
     args: Mapping[str, Any]
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_start"] = "tool_start"
 
 
 @dataclass(frozen=True, slots=True)
 class ToolRunning:
     tool_call_id: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_running"] = "tool_running"
 
 
@@ -75,7 +90,7 @@ class ToolUpdate:
 
     tool_call_id: str
     output: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_update"] = "tool_update"
 
 
@@ -83,7 +98,7 @@ class ToolUpdate:
 class ToolSettled:
     tool_call_id: str
     result: ToolResult
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_settled"] = "tool_settled"
 
 
@@ -91,7 +106,7 @@ class ToolSettled:
 class ToolEnd:
     tool_call_id: str
     result: ToolResult
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_end"] = "tool_end"
 
 
@@ -101,7 +116,7 @@ class ToolCancelling:
 
     tool_call_id: str
     grace_seconds: float
-    source: str | None = None
+    source: Source | None = None
     type: Literal["tool_cancelling"] = "tool_cancelling"
 
 
@@ -110,7 +125,7 @@ class RetryEvent:
     attempt: int
     delay_seconds: float
     error: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["retry"] = "retry"
 
 
@@ -120,7 +135,7 @@ class InputTaken:
 
     mode: InputMode
     inputs: tuple[TakenInput, ...]
-    source: str | None = None
+    source: Source | None = None
     type: Literal["input_taken"] = "input_taken"
 
 
@@ -130,7 +145,7 @@ class Notice:
 
     text: str
     level: Literal["info", "warning"] = "info"
-    source: str | None = None
+    source: Source | None = None
     type: Literal["notice"] = "notice"
 
 

@@ -76,6 +76,9 @@ class PermissionPolicy:
             return self._write(tool, given if isinstance(given, str) else "")
         if access.kind == "execute":
             return self._bash(access.command or "")
+        if access.kind == "delegate":  # the sub-agent's own calls are each checked; only a deny rule stops it
+            denied = self.rules.tool_denied(tool)
+            return Verdict("deny", f"the {tool} call", denied.label) if denied is not None else ALLOW
         return self._other(tool)
 
     # -- the kinds of access -----------------------------------------------------------------------

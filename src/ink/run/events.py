@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ink.agent.events import AgentEvent, InputMode, event_to_json
+from ink.agent.events import AgentEvent, InputMode, Source, event_to_json
 from ink.ai.jsonform import always
 from ink.ai.messages import Usage
 from ink.tools.processes import Survivor
@@ -43,7 +43,7 @@ class AbortReceipt:
 @dataclass(frozen=True, slots=True)
 class RunStart:
     run_id: str
-    source: str | None = None
+    source: Source | None = None
     type: Literal["run_start"] = "run_start"
 
 
@@ -55,14 +55,14 @@ class RunEnd:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     receipt: AbortReceipt | None = None
-    source: str | None = None
+    source: Source | None = None
     type: Literal["run_end"] = "run_end"
 
 
 @dataclass(frozen=True, slots=True)
 class QueueUpdate:
     queue: tuple[QueuedInput, ...]
-    source: str | None = None
+    source: Source | None = None
     type: Literal["queue_update"] = "queue_update"
 
 
@@ -71,7 +71,7 @@ class InputRestored:
     """Input handed back while no run is active (an abort during a bang line)."""
 
     restored_input: tuple[QueuedInput, ...]
-    source: str | None = None
+    source: Source | None = None
     type: Literal["input_restored"] = "input_restored"
 
 
@@ -79,7 +79,7 @@ class InputRestored:
 class BangStart:
     command: str
     input_id: str | None = None
-    source: str | None = None
+    source: Source | None = None
     type: Literal["bang_start"] = "bang_start"
 
 
@@ -92,7 +92,7 @@ class BangEnd:
     exit_code: int | None = always()
     input_id: str | None = None
     interrupted: bool | None = None
-    source: str | None = None
+    source: Source | None = None
     type: Literal["bang_end"] = "bang_end"
 
 
@@ -105,7 +105,7 @@ class PermissionRequest:
     name: str
     args: Mapping[str, Any]
     reason: str | None = None
-    source: str | None = None
+    source: Source | None = None
     type: Literal["permission_request"] = "permission_request"
 
 
@@ -115,7 +115,7 @@ class PermissionResolved:
 
     request_id: str
     decision: Literal["allow", "always", "deny", "timeout", "cancelled"]
-    source: str | None = None
+    source: Source | None = None
     type: Literal["permission_resolved"] = "permission_resolved"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import CURRENT_SOURCE
 from ink.ai.messages import ToolCall
 from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
 
@@ -54,7 +55,8 @@ class PermissionBroker:
         question = OpenQuestion(request_id, call.id, call.name, call.arguments, reason)
         self._open[request_id] = (question, future)
         remove = signal.on_abort(lambda _reason: future.cancel())
-        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments, reason or None))
+        source = CURRENT_SOURCE.get()  # a sub-agent's question is tagged with it (R7)
+        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments, reason or None, source))
         decision: Decision
         try:
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)
@@ -68,7 +70,7 @@ class PermissionBroker:
         finally:
             remove()
             self._open.pop(request_id, None)
-        self._emit(PermissionResolved(request_id, decision))
+        self._emit(PermissionResolved(request_id, decision, source))
         return decision
 
     def answer(self, request_id: str, answer: Answer) -> None:

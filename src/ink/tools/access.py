@@ -17,8 +17,9 @@ from ink.tools.workspace import real_target, resolve_path
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit"})
 EXEC_TOOLS = frozenset({"bash"})
+DELEGATE_TOOLS = frozenset({"task"})  # hands work to a sub-agent, whose own calls are each checked
 
-AccessKind = Literal["read", "write", "execute", "unknown"]
+AccessKind = Literal["read", "write", "execute", "delegate", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,8 @@ def describe_access(tool: str, args: Mapping[str, Any], cwd: str | os.PathLike[s
     if tool in EXEC_TOOLS:
         command = args.get("command")
         return ToolAccess(tool, "execute", (), command if isinstance(command, str) else None)
+    if tool in DELEGATE_TOOLS:
+        return ToolAccess(tool, "delegate")
     return ToolAccess(tool, "unknown")
 
 

@@ -118,7 +118,8 @@ class AcpSession:
     # -- from the controller -----------------------------------------------------------------------
 
     def on_event(self, event: RunEvent) -> None:
-        if event.source is not None:  # a sub-agent's work is not this conversation (R7)
+        if event.source is not None and not isinstance(event, PermissionRequest | PermissionResolved):
+            self._on_sub_agent(event)  # a sub-agent's work is not this conversation (R7)
             return
         match event:
             case TextDeltaEvent(text=text):
@@ -153,6 +154,13 @@ class AcpSession:
                 call_id = self._asked.pop(request_id, None)
                 if call_id is not None and decision in ("allow", "always"):
                     self._update(updates.status_update(call_id, "in_progress"))
+
+    def _on_sub_agent(self, event: RunEvent) -> None:
+        """A sub-agent's tool calls show as updates of the ``task`` call it works for."""
+        if isinstance(event, ToolStart) and event.source is not None:
+            title = updates.title(event.name, event.args)
+            note = updates.status_update(event.source.id, "in_progress", content=[_text_content(title)])
+            self._update(note)
 
     def _on_tool(self, event: ToolStart | ToolRunning | ToolSettled | ToolEnd | ToolCancelling) -> None:
         call_id = event.tool_call_id
@@ -236,3 +244,7 @@ def decision(result: object) -> PermissionAnswer:
         if picked == "always":
             return "always"
     return "deny"
+
+
+def _text_content(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}

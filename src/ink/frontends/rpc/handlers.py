@@ -35,7 +35,7 @@ class Handlers:
         self.controller = app.controller
         self._table: dict[str, Callable[[Fields], Data]] = {
             "prompt": lambda f: self._submit(f["text"], "steer"),
-            "steer": lambda f: self._submit(f["text"], "steer"),
+            "steer": self._steer,
             "follow_up": lambda f: self._submit(f["text"], "follow_up"),
             "interrupt_with": lambda f: _submitted(self.controller.interrupt_with(f["text"])),
             "abort": self._abort,
@@ -83,7 +83,18 @@ class Handlers:
     def _submit(self, text: str, mode: InputMode) -> Data:
         return _submitted(self.app.submit(text, mode))  # a custom command's /name is expanded
 
-    def _abort(self, _fields: Fields) -> Data:
+    def _steer(self, fields: Fields) -> Data:
+        if "source" not in fields:
+            return self._submit(fields["text"], "steer")
+        if not self.app.agents.steer(fields["source"], fields["text"]):
+            raise CommandFailed(f"no running sub-agent {fields['source']!r} (source.id of its events)")
+        return {"source": fields["source"], "queued": True}
+
+    def _abort(self, fields: Fields) -> Data:
+        if "source" in fields:  # one sub-agent: the parent run goes on with its honest result
+            if not self.app.agents.abort(fields["source"]):
+                raise CommandFailed(f"no running sub-agent {fields['source']!r} (source.id of its events)")
+            return {"wasRunning": True}
         was_running = self.controller.state == "running"
         self.controller.abort("user")
         return {"wasRunning": was_running}

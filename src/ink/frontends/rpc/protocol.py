@@ -41,10 +41,10 @@ def _text(name: str = "text") -> FieldSpec:
 INPUT_ID = FieldSpec("inputId")
 COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     "prompt": (_text(),),
-    "steer": (_text(),),
+    "steer": (_text(), FieldSpec("source", required=False)),  # source: one running sub-agent's id
     "follow_up": (_text(),),
     "interrupt_with": (_text(),),
-    "abort": (),
+    "abort": (FieldSpec("source", required=False),),
     "get_state": (),
     "get_messages": (),
     "get_queue": (),

@@ -115,8 +115,8 @@ class EventView:
 
     def on_event(self, event: RunEvent) -> None:
         self.changes += 1
-        if event.source is not None:  # R7: a sub-agent's work shows as tool lines only
-            self._on_sub_agent(event)
+        if event.source is not None and not isinstance(event, PermissionRequest | PermissionResolved):
+            self._on_sub_agent(event)  # R7: a sub-agent's work shows as tool lines only; its questions ask
             return
         match event:
             case TextDeltaEvent(text=text):
@@ -273,10 +273,12 @@ class EventView:
             )
 
     def _on_sub_agent(self, event: RunEvent) -> None:
-        if isinstance(event, ToolEnd):
+        if isinstance(event, ToolEnd) and event.source is not None:
             summary = describe_call(event.result.name, {})
             mark = "✗" if event.result.is_error else "✓"
-            self._printed.append(Block("info", f"{event.source} › {mark} {summary}", "dim"))
+            self._printed.append(
+                Block("info", f"{event.source.agent} {event.source.id[-6:]} › {mark} {summary}", "dim")
+            )
 
 
 def _abort_blocks(event: RunEnd) -> list[Block]:

@@ -1,0 +1,80 @@
+"""Sub-agent types for the ``task`` tool (docs/subagents.md): markdown files in ``.ink/agents/`` of the
+project and ``$INK_HOME/agents/``, plus the built-in ``explore`` (read-only) and ``general`` types.
+
+    ---
+    name: reviewer
+    description: Reviews a change for bugs; give it the files to read
+    tools: read, grep, glob
+    model: gpt-4.1-mini
+    ---
+    You review code. Report bugs with path:line, most serious first.
+
+The body is the sub-agent's system prompt. ``tools`` limits its tools (default: every tool of the parent
+but ``task``); ``model`` picks another model of the same provider. A project's type replaces a user's of
+the same name; a file that cannot be read is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ink.config.frontmatter import FrontMatterError, read_markdown
+from ink.config.project import find_in_project
+
+READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "ls"})
+EXPLORE_PROMPT = """You are a read-only explorer working for another agent. Find what it asked for in the \
+project with the read, grep, glob and ls tools; you cannot change anything. Answer with the facts found, \
+each with its path:line, briefly. Your answer is all the other agent will see of your work."""
+GENERAL_PROMPT = """You are a sub-agent doing one self-contained task for another agent, with the same \
+tools. Do the task, check it, and answer with what you did and found, briefly. Your answer is all the \
+other agent will see of your work."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentType:
+    name: str
+    description: str
+    prompt: str
+    tools: frozenset[str] | None = None  # None: every tool of the parent but task
+    model: str | None = None
+    scope: str = "built-in"
+
+
+BUILT_IN = (
+    AgentType("general", "Any self-contained task, with the same tools as you", GENERAL_PROMPT),
+    AgentType(
+        "explore",
+        "Read-only search of the project: finds code and facts, changes nothing",
+        EXPLORE_PROMPT,
+        READ_ONLY_TOOLS,
+    ),
+)
+
+
+def load_agent_types(cwd: Path, ink_home: Path) -> tuple[dict[str, AgentType], list[str]]:
+    """The types by name (built-in, then the user's, then the project's) and warnings for skipped files."""
+    types = {t.name: t for t in BUILT_IN}
+    warnings: list[str] = []
+    dirs = [(ink_home / "agents", "user")]
+    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, "agents", Path.is_dir)
+    if project is not None:
+        dirs.append((project, "project"))
+    for directory, scope in dirs:
+        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+            try:
+                doc = read_markdown(path)
+            except (OSError, FrontMatterError) as exc:
+                warnings.append(f"skipped the agent type in {path}: {exc}")
+                continue
+            name = doc.text("name") or path.stem
+            tools = doc.items("tools")
+            types[name] = AgentType(
+                name,
+                doc.text("description") or f"({scope} agent type)",
+                doc.body or GENERAL_PROMPT,
+                frozenset(t.lower() for t in tools) if tools else None,
+                doc.text("model"),
+                scope,
+            )
+    return types, warnings

@@ -1,0 +1,194 @@
+"""The ``task`` tool: the model hands a self-contained job to a sub-agent (docs/subagents.md).
+
+A sub-agent is the same loop (``run_loop``) with its own history, its type's system prompt and tools,
+and its own abort signal, linked to the run's: an abort of the run reaches every sub-agent and their
+tools (R17, R35), and one sub-agent can be stopped or steered alone (``SubAgents.abort`` / ``steer``),
+after which the parent gets an honest result with the partial work (R33). Every event of a sub-agent is
+re-emitted with ``source = Source(call id, type)`` (R7); its model calls count into the run's usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import CURRENT_SOURCE, AgentEvent, Source
+from ink.agent.history import History, HistoryChange
+from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
+from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
+from ink.ai.messages import AssistantMessage, message_to_json
+from ink.ai.provider import ToolSpec
+from ink.config.agents import AgentType
+
+CONTEXT_HEADING = "# The main agent's instructions, for context"
+PARTIAL_CHARS = 8000  # of a stopped sub-agent's work, returned to the parent
+
+
+@dataclass
+class RunningAgent:
+    source: Source
+    signal: AbortSignal
+    inbox: list[str] = field(default_factory=list)
+
+
+class SubAgents:
+    """The sub-agents running now, by id: what per-sub-agent run control addresses."""
+
+    def __init__(self) -> None:
+        self.running: dict[str, RunningAgent] = {}
+
+    def abort(self, agent_id: str) -> bool:
+        """Stop one sub-agent; its parent run goes on. False when no such sub-agent runs."""
+        agent = self.running.get(agent_id)
+        if agent is None:
+            return False
+        agent.signal.abort("user")
+        return True
+
+    def steer(self, agent_id: str, text: str) -> bool:
+        """Give one sub-agent a message, taken before its next model call (R9). False when not running."""
+        agent = self.running.get(agent_id)
+        if agent is None or agent.signal.aborted:
+            return False
+        agent.inbox.append(text)
+        return True
+
+
+class TaskTool:
+    kind: ToolKind = "other"
+    concurrency_safe = True  # several sub-agents may work at once
+
+    def __init__(
+        self,
+        types: Mapping[str, AgentType],
+        setup: Callable[[], LoopSetup],
+        emit: Callable[[AgentEvent], None],
+        agents: SubAgents,
+        transcripts: Callable[[], Path | None] = lambda: None,
+    ) -> None:
+        self._types = dict(types)
+        self._setup = setup
+        self._emit = emit
+        self.agents = agents
+        self._transcripts = transcripts
+
+    @property
+    def spec(self) -> ToolSpec:
+        kinds = "; ".join(f"{t.name}: {t.description}" for t in self._types.values())
+        return ToolSpec(
+            "task",
+            "Hand a self-contained job to a sub-agent with its own context, and get its answer back. Several "
+            f"may run at once. Give it everything it needs in the prompt. Agent types: {kinds}.",
+            {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string", "description": "A few words on the job, for the user."},
+                    "prompt": {"type": "string", "description": "The job, completely described."},
+                    "agent": {
+                        "type": "string",
+                        "enum": sorted(self._types),
+                        "description": "Default: general.",
+                    },
+                },
+                "required": ["description", "prompt"],
+                "additionalProperties": False,
+            },
+        )
+
+    def describe(self, args: Mapping[str, Any]) -> CallDescription:
+        return CallDescription(f"{args.get('agent') or 'general'}: {args.get('description', '')}")
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        kind = self._types.get(str(args.get("agent") or "general"))
+        if kind is None:
+            return ToolOutput(
+                f"Unknown agent type {args.get('agent')!r}; known: {', '.join(self._types)}.", is_error=True
+            )
+        source = Source(ctx.tool_call_id, kind.name)
+        agent = RunningAgent(source, AbortSignal())
+        remove = ctx.signal.on_abort(agent.signal.abort)  # R17: the run's abort reaches the sub-agent
+        self.agents.running[source.id] = agent
+        history = History()
+        stop_recording = self._record(history, source)
+        CURRENT_SOURCE.set(source)  # this call's own task: its questions to the user carry the source
+        try:
+            result = await self._run(kind, agent, history, str(args["prompt"]))
+        finally:
+            remove()
+            stop_recording()
+            self.agents.running.pop(source.id, None)
+        return _output(kind, result, history, agent.signal)
+
+    async def _run(self, kind: AgentType, agent: RunningAgent, history: History, prompt: str) -> LoopResult:
+        parent = self._setup()
+        tools = [
+            t
+            for t in parent.tools
+            if t.spec.name != "task" and (kind.tools is None or t.spec.name in kind.tools)
+        ]
+        setup = replace(
+            parent,
+            system_prompt=f"{kind.prompt}\n\n{CONTEXT_HEADING}\n\n{parent.system_prompt}",
+            tools=tuple(tools),
+            model=kind.model or parent.model,
+            on_prompt=None,
+            on_stop=None,
+        )
+        first = [PendingInput(f"{agent.source.id}-prompt", prompt, "steer")]
+        steered = iter(range(1, 1_000_000))
+
+        def take_steering() -> list[PendingInput]:
+            taken = [
+                PendingInput(f"{agent.source.id}-steer-{next(steered)}", t, "steer") for t in agent.inbox
+            ]
+            agent.inbox.clear()
+            return taken
+
+        def emit(event: AgentEvent) -> None:
+            self._emit(replace(event, source=agent.source))
+
+        return await run_loop(history, first, setup, agent.signal, emit, take_steering, list)
+
+    def _record(self, history: History, source: Source) -> Callable[[], None]:
+        """The sub-agent's transcript, one message a line, next to the session file (kept with it)."""
+        folder = self._transcripts()
+        if folder is None:
+            return lambda: None
+        path = folder / f"{source.agent}-{source.id}.jsonl"
+
+        def write(change: HistoryChange) -> None:
+            lines = "".join(
+                json.dumps(message_to_json(m), ensure_ascii=False) + "\n" for m in change.messages
+            )
+            try:
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                with path.open("a", encoding="utf-8") as file:
+                    file.write(lines)
+            except OSError:
+                pass  # the transcript is a record for the user; the run does not depend on it
+
+        return history.subscribe(write)
+
+
+def _output(kind: AgentType, result: LoopResult, history: History, signal: AbortSignal) -> ToolOutput:
+    answers = [m.text for m in history.messages if isinstance(m, AssistantMessage) and m.text.strip()]
+    if result.stop_reason == "completed":
+        return ToolOutput(
+            answers[-1] if answers else f"The {kind.name} sub-agent finished without an answer."
+        )
+    work = "\n\n".join(answers)[-PARTIAL_CHARS:] or "(nothing yet)"
+    if result.stop_reason == "aborted":
+        return ToolOutput(
+            f"Interrupted by the user: the {kind.name} sub-agent was stopped before it finished. "
+            f"Its work so far:\n\n{work}",
+            is_error=True,
+            interrupted=True,
+        )
+    why = str(result.error) if result.error is not None else result.stop_reason.replace("_", " ")
+    return ToolOutput(
+        f"The {kind.name} sub-agent did not finish ({why}). Its work so far:\n\n{work}", is_error=True
+    )
