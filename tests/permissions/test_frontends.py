@@ -69,12 +69,14 @@ def test_tui_prompt_allow_always_and_deny(
         assert TOUCH in ink.text()  # the command is shown with the question
         assert "always allow" in ink.text() and "deny" in ink.text()
         assert not (project / "ran.txt").exists()
+        ink.wait_text("esc denies")  # answer keys count once the question was shown long enough
         ink.send("a")
         ink.wait_text("first done")
         assert "allow bash?" not in ink.text()
         ink.type_line("again, and the other one")
         ink.wait_for(lambda: "allow bash?" in ink.text() and OTHER in ink.text(), what="the second question")
         assert (project / "ran.txt").read_text() == "ran\n" * 2  # the remembered command did not ask
+        ink.wait_text("esc denies")
         ink.send("n")
         ink.wait_text("second done")
     finally:

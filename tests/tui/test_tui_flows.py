@@ -25,17 +25,21 @@ def test_a_permission_question_shows_the_command_and_takes_y_or_n(
     ink.type_line("clean up")
     ink.wait_text("allow bash?")
     ink.wait_text("echo allowed-ran")
-    ink.send("x")  # not an answer: swallowed, neither typed nor answering
+    ink.send("x")  # not an answer: typed into the editor, and then y types too
+    ink.wait_for(lambda: ink.editor_text() == "x", what="the x typed")
+    ink.send("\x7f")
+    ink.wait_text("esc denies")  # an empty input and the question shown long enough: keys answer
     ink.send("y")
     ink.wait_text("✓ bash echo allowed-ran")
     ink.wait_text("allow bash?")
     ink.wait_text("rm -rf build")
+    ink.wait_text("esc denies")
     ink.send("n")
     ink.wait_text("Understood.")
     ink.wait_text("○ idle")
     shown = "\n".join(ink.scrollback())
     assert "bash echo allowed-ran: allowed once" in shown and "bash rm -rf build: denied" in shown
-    ink.wait_for(lambda: ink.input_line() == "›", what="an empty editor: the x was not typed")
+    ink.wait_for(lambda: ink.input_line() == "›", what="an empty editor")
     [(_, first)] = fake_server.requests[1].tool_results()
     _, second = fake_server.requests[2].tool_results()[-1]
     assert "allowed-ran" in first
@@ -55,6 +59,7 @@ def test_an_edit_question_shows_the_diff_coloured(
     ink.wait_text("+x = 2")
     assert char_at(ink, "-x = 1").fg == "red"
     assert char_at(ink, "+x = 2").fg == "green"
+    ink.wait_text("esc denies")  # the answer keys are live
     ink.send("y")
     ink.wait_text("Edited.")
     assert (project / "a.py").read_text() == "x = 2\n"

@@ -55,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "permission_timeout": 300.0,
     "grace_seconds": 10.0,
     "kill_delay": 0.5,
+    "question_delay": 0.5,
     "thinking": "off",
     "max_tokens": 8192,
 }
@@ -102,6 +103,7 @@ class Settings:
     max_tokens: int
     debug: bool = False
     permission_timeout: float = 300.0  # seconds a permission question waits; 0: no limit
+    question_delay: float = 0.5  # seconds a question is shown before its answer keys count (TUI)
     permission_rules: tuple[RuleText, ...] = ()  # flags first, then the project's denies, then the user's
     secrets: tuple[str, ...] = field(default=(), repr=False)  # values to redact wherever ink writes text
     origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
@@ -163,6 +165,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         debug=flags.debug,
         permission_timeout=picks["permission_timeout"].value,
         hooks=tuple(user.hooks if user else ()) + _project_hooks(project),
+        question_delay=picks["question_delay"].value,
         permission_rules=rules,
         secrets=_secrets(env, key, user),
         origins=origins,

@@ -35,6 +35,7 @@ from ink.frontends.tui.panels import (
     queue_fragments,
     status_fragments,
 )
+from ink.frontends.tui.question import QuestionGate
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
@@ -51,6 +52,7 @@ HINTS = {
     "aborting": "stopping the run… ctrl+c again quits at once",
     "armed": "press ctrl+c again to quit",
     "question": "y allow once · a always allow · n deny · ctrl+c interrupt the run",
+    "question-typing": "the input has text: y/a/n type into it · alt+y/a/n or an empty input answer",
 }
 
 
@@ -62,6 +64,7 @@ class TuiApp:
         self.controller = core.controller
         self._clock = clock
         self._view = EventView(clock)
+        self._gate = QuestionGate(core.settings.question_delay, clock)
         self.painter = Painter(color=color)
         self.buffer = Buffer(
             multiline=True, history=InMemoryHistory(), completer=SlashCompleter(lambda: command_names(core))
@@ -216,7 +219,12 @@ class TuiApp:
         if not questions:
             return []
         preview_rows = self._question_rows() - 2  # the title and the keys
-        fragments = question_fragments(questions[0], len(questions) - 1, self._width(), preview_rows)
+        first = questions[0]
+        self._gate.painted(first.request_id)
+        self._gate.forget({q.request_id for q in questions})
+        wait = self._gate.wait_left(first.request_id)
+        keys = f"in {wait:.1f}s" if wait > 0 else "typing" if self.buffer.text else "live"
+        fragments = question_fragments(first, len(questions) - 1, self._width(), preview_rows, keys)
         return fragments  # type: ignore[return-value]
 
     def _queue(self) -> StyleAndTextTuples:
@@ -228,7 +236,8 @@ class TuiApp:
             state = "aborting"
         view, usage, settings = self._view, self._core.usage, self._core.settings
         activity = view.activity if state != "idle" else ""
-        hint = HINTS["armed" if self._quit_armed else "question" if view.questions else state]
+        asking = "question-typing" if self.buffer.text else "question"
+        hint = HINTS["armed" if self._quit_armed else asking if view.questions else state]
         used = usage.session
         prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
         tokens = f"{_count(prompt)} in · {_count(used.output_tokens)} out"
@@ -249,6 +258,14 @@ class TuiApp:
 
     def has_question(self) -> bool:
         return bool(self._view.questions)
+
+    def question_shown_long_enough(self) -> bool:
+        questions = self._view.questions
+        return bool(questions) and self._gate.wait_left(questions[0].request_id) <= 0
+
+    def answer_keys_live(self) -> bool:
+        questions = self._view.questions
+        return bool(questions) and self._gate.keys_live(questions[0].request_id, self.buffer.text)
 
     def can_pull_queued(self) -> bool:
         return self.controller.state == "running" and not self.buffer.text and bool(self.controller.queue())

@@ -29,13 +29,21 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+D", "quit (on an empty input)"),
     ("Tab", "after /: complete the command's name (again: the next match)"),
     ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),
+    ("", "only on an empty input, once the question has been shown for 0.5 s; else they type"),
+    ("Alt+y / a / n", "answer a permission question whatever the input holds (the text stays)"),
 )
+
+ALWAYS = Always()
 
 
 class KeyActions(Protocol):
     """What the keys do; the TUI app implements it."""
 
     def has_question(self) -> bool: ...
+
+    def answer_keys_live(self) -> bool: ...
+
+    def question_shown_long_enough(self) -> bool: ...
 
     def can_pull_queued(self) -> bool: ...
 
@@ -57,62 +65,69 @@ class KeyActions(Protocol):
 
 
 def build_key_bindings(actions: KeyActions) -> KeyBindings:
-    """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them)."""
+    """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
+
+    A permission question never takes the keyboard: keys type into the editor as usual, and only the
+    answer keys, when ``answer_keys_live`` (an empty editor, the question shown long enough), answer it.
+    """
     kb = KeyBindings()
     question = Condition(actions.has_question)
-    typing = ~question
+    live = question & Condition(actions.answer_keys_live)
 
-    def bind(*keys: str | Keys, run: Callable[[], None], when: Filter = typing) -> None:
+    def bind(*keys: str | Keys, run: Callable[[], None], when: Filter = ALWAYS) -> None:
         kb.add(*keys, filter=when)(lambda _event: run())
 
     bind("enter", run=lambda: actions.submit("steer"))
     bind("escape", "enter", run=lambda: actions.submit("follow_up"))
-    bind("escape", run=actions.escape)
-    bind("c-c", run=actions.interrupt_key, when=Always())
-    bind(Keys.SIGINT, run=actions.interrupt_key, when=Always())  # prompt_toolkit ignores it by default
+    bind("escape", run=actions.escape, when=~question)
+    bind("c-c", run=actions.interrupt_key)
+    bind(Keys.SIGINT, run=actions.interrupt_key)  # prompt_toolkit ignores it by default
     bind("c-r", run=actions.redirect)
-    bind("up", run=actions.pull_queued, when=typing & Condition(actions.can_pull_queued))
-    bind("c-o", run=actions.expand, when=Always())
+    bind("up", run=actions.pull_queued, when=Condition(actions.can_pull_queued))
+    bind("c-o", run=actions.expand)
 
-    @kb.add("c-j", filter=typing)
+    @kb.add("c-j")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.newline(copy_margin=False)
 
-    @kb.add("tab", filter=typing)
+    @kb.add("tab")
     def _complete(event: KeyPressEvent) -> None:
         from ink.frontends.tui.completion import complete_slash
 
         complete_slash(event.current_buffer)
 
-    @kb.add("c-d", filter=typing)
+    @kb.add("c-d")
     def _quit(event: KeyPressEvent) -> None:
         if event.current_buffer.text:
             event.current_buffer.delete()
         else:
             actions.quit_key()
 
-    _question_keys(kb, actions, question)
+    _question_keys(kb, actions, question, live)
     return kb
 
 
-def _question_keys(kb: KeyBindings, actions: KeyActions, question: Condition) -> None:
-    """While a permission question is open, y/a/n (and Esc) answer it and every other key but Ctrl+C
-    and Ctrl+O is swallowed: the question has the keyboard until it is answered."""
-    answers: tuple[tuple[str, Answer], ...] = (
-        ("y", "allow"),
-        ("a", "always"),
-        ("n", "deny"),
-        ("escape", "deny"),
-    )
+def _question_keys(kb: KeyBindings, actions: KeyActions, question: Filter, live: Filter) -> None:
+    """y/a/n answer a question only while its keys are live; before that they type (no binding matches).
+    Alt+y/a/n are deliberate: they answer whatever the editor holds, once the question was shown long
+    enough. Esc denies after that delay, and is swallowed before (never an abort meant for a question
+    the user has not read)."""
+    answers: tuple[tuple[str, Answer], ...] = (("y", "allow"), ("a", "always"), ("n", "deny"))
     for key, answer in answers:
-        kb.add(key, filter=question)(partial(_answer, actions, answer))
-    for key in (Keys.Any, "enter", "c-j", "tab", "backspace", "delete", "up", "down", "c-r", "c-d"):
-        kb.add(key, filter=question)(_held)
+        kb.add(key, filter=live)(partial(_answer, actions, answer))
+        kb.add("escape", key, filter=question)(partial(_deliberate, actions, answer))
+    kb.add("escape", filter=question)(partial(_escape_question, actions))
 
 
 def _answer(actions: KeyActions, answer: Answer, event: KeyPressEvent) -> None:
     actions.answer(answer)
 
 
-def _held(event: KeyPressEvent) -> None:
-    """Swallow the key: it neither edits the input nor answers the question."""
+def _deliberate(actions: KeyActions, answer: Answer, event: KeyPressEvent) -> None:
+    if actions.question_shown_long_enough():
+        actions.answer(answer)
+
+
+def _escape_question(actions: KeyActions, event: KeyPressEvent) -> None:
+    if actions.question_shown_long_enough():
+        actions.answer("deny")

@@ -130,9 +130,12 @@ def queue_fragments(queue: Sequence[QueuedInput], width: int, max_rows: int = QU
     return out
 
 
-def question_fragments(question: PermissionRequest, waiting: int, width: int, max_rows: int) -> Fragments:
+def question_fragments(
+    question: PermissionRequest, waiting: int, width: int, max_rows: int, keys: str = "live"
+) -> Fragments:
     """The inline permission prompt (issue 7): what the tool wants to do (at most ``max_rows`` rows of
-    it) and the answer keys."""
+    it) and the answer keys. ``keys``: "live" (they answer), "typing" (the editor has text, so they
+    type), or "in 0.3s" (the question has not been shown long enough yet)."""
     more = f" (+{waiting} more waiting)" if waiting else ""
     out: Fragments = [("class:question.title", f"allow {question.name}?{more}")]
     if question.reason:
@@ -143,10 +146,16 @@ def question_fragments(question: PermissionRequest, waiting: int, width: int, ma
         shown = [*shown[: max_rows - 1], ("class:hint", "  …")]
     out.extend(shown)
     out.append(("", "\n"))
+    key_style = "class:question.key" if keys == "live" else "class:hint"
     for key, label in (("y", "allow once"), ("a", "always allow"), ("n", "deny")):
-        out.append(("class:question.key", f" {key} "))
+        out.append((key_style, f" {key} "))
         out.append(("class:question.label", f" {label}   "))
-    out.append(("class:hint", "esc denies · ctrl+c interrupts the run"))
+    if keys == "live":
+        out.append(("class:hint", "esc denies · ctrl+c interrupts the run"))
+    elif keys == "typing":
+        out.append(("class:hint", "alt+y/a/n answer (the input has text)"))
+    else:
+        out.append(("class:hint", f"keys answer {keys}"))
     return out
 
 

@@ -1,0 +1,54 @@
+"""Permission questions never take keys typed for the editor (issue 12): y/a/n answer only on an empty
+input once the question has been shown for ``question_delay``; Alt+y/a/n answer deliberately."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakeserver import FakeModelServer, Reply, say, tool_call
+from tests.tui.conftest import StartInk
+
+ALT_Y, CTRL_U = "\x1by", "\x15"
+SENTENCE = "please try another approach"  # holds a, n and y: each an answer key
+
+
+def test_typing_a_sentence_while_a_question_appears_answers_nothing_and_keeps_the_text(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    fake_server.script(Reply([tool_call("bash", {"command": "echo ran-it"}, id="c1")]), say("Done."))
+    ink = start_ink(permission_mode="ask")
+    ink.type_line("run something")
+    ink.wait_text("allow bash?")
+    ink.send(SENTENCE)
+    ink.wait_for(lambda: ink.editor_text() == SENTENCE, what="the sentence in the editor")
+    ink.wait_text("alt+y/a/n answer")  # still open after its delay: its keys type into the editor
+    assert "allow bash?" in ink.text()
+    assert not (project / ".ink" / "permissions.toml").exists()
+    assert len(fake_server.requests) == 1
+    ink.send(ALT_Y)  # the deliberate answer works with text in the editor, and keeps it
+    ink.wait_text("✓ bash echo ran-it")
+    ink.wait_text("Done.")
+    ink.wait_for(lambda: ink.editor_text() == SENTENCE, what="the sentence still in the editor")
+    assert "bash echo ran-it: allowed once" in ink.scrollback()
+    assert not (project / ".ink" / "permissions.toml").exists()
+
+
+def test_answer_keys_wait_until_the_question_was_shown_long_enough(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    fake_server.script(Reply([tool_call("bash", {"command": "touch never"}, id="c1")]), say("Fine."))
+    ink = start_ink(permission_mode="ask", config="question_delay = 5\n")
+    ink.type_line("make a file")
+    ink.wait_text("allow bash?")
+    ink.send("y")  # at once: not read yet, so it is text
+    ink.wait_for(lambda: ink.editor_text() == "y", what="the y typed into the editor")
+    assert "allow bash?" in ink.text()
+    ink.send(CTRL_U)
+    ink.wait_for(lambda: ink.input_line() == "›", what="the editor emptied")
+    ink.wait_text("esc denies")  # the keys are live now
+    ink.send("n")
+    ink.wait_text("bash touch never: denied")
+    ink.wait_text("Fine.")
+    ink.wait_text("○ idle")
+    assert not (project / "never").exists()
+    ink.wait_for(lambda: ink.input_line() == "›", what="nothing left in the editor")
