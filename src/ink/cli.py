@@ -250,7 +250,12 @@ def _parser() -> argparse.ArgumentParser:
     p = _new_parser()
     p.add_argument("prompt", nargs="*", help="the first prompt (print mode: the task)")
     p.add_argument("-V", "--version", action="version", version=f"ink {__version__}")
-    p.add_argument("-p", "--print", action="store_true", help="print mode: run to the end, print the answer")
+    p.add_argument(
+        "-p",
+        "--print",
+        action="store_true",
+        help="print mode: run to the end, print the answer; text piped on stdin goes after the prompt",
+    )
     p.add_argument("--output-format", choices=("text", "stream-json"), help="print mode output")
     p.add_argument("--mode", choices=("rpc",), help="rpc: JSON lines on stdin/stdout")
     p.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="latest session")

@@ -112,7 +112,7 @@ class App:
             handle.record_model_change(*now)
         self._swap_session(handle)
         if loaded is not None:
-            self.usage.session, self.usage.session_cost = loaded.usage, loaded.cost
+            self.usage.session = replace(loaded.usage, cost_usd=loaded.cost)
 
     def _require_idle(self, what: str) -> None:
         if self.controller.state != "idle":

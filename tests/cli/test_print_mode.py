@@ -310,3 +310,43 @@ def test_sigint_arrives_even_when_the_parent_blocked_it(
         gate.open()
         proc.kill()
     assert proc.returncode == 130, err
+
+
+def test_piped_text_goes_after_the_prompt(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """``git diff | ink -p "review this"``: the prompt, then the piped text, in one user message."""
+    fake_server.script(say("reviewed"))
+    args = ink_args(fake_server, "openai", "review this")
+    done = run_ink(args, ink_env(tmp_path), project, stdin="+ added line\n")
+    assert (done.returncode, done.stdout) == (0, "reviewed\n")
+    assert fake_server.requests[0].user_texts() == ["review this\n\n+ added line\n"]
+    helped = run_ink(["--help"], ink_env(tmp_path), project)
+    assert "piped on stdin goes after the prompt" in " ".join(helped.stdout.split())
+
+
+def test_stream_json_carries_the_cost_the_ui_shows(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """One price per reply, set where the reply is assembled: message_end and run_end carry it."""
+    fake_server.script(call("ls", {}, id="c1"), say("done"))
+    args = ink_args(fake_server, "openai", "--model", "gpt-4.1", "--output-format", "stream-json", "go")
+    done = run_ink(args, ink_env(tmp_path), project)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    per_reply = [e["usage"]["costUsd"] for e in events if e["type"] == "message_end"]
+    # 10 input tokens at $2.00 and 5 output tokens at $8.00 per million, each reply
+    assert per_reply == [pytest.approx(60 / 1e6)] * 2
+    [end] = [e for e in events if e["type"] == "run_end"]
+    assert end["usage"]["costUsd"] == pytest.approx(120 / 1e6)
+
+
+def test_a_model_without_known_prices_has_an_unknown_cost_not_zero(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    fake_server.script(say("hi"))
+    args = ink_args(
+        fake_server, "openai", "--model", "my-local-model", "--output-format", "stream-json", "go"
+    )
+    done = run_ink(args, ink_env(tmp_path), project)
+    [end] = [json.loads(line) for line in done.stdout.splitlines() if '"run_end"' in line]
+    assert end["usage"]["costUsd"] is None

@@ -240,3 +240,26 @@ def test_ctrl_c_while_a_question_is_open_cancels_it_and_the_run(
     ink.wait_text("○ idle")
     assert "bash touch made-it: cancelled by the interrupt" in ink.scrollback()
     assert not (project / "made-it").exists()
+
+
+def test_ctrl_o_names_the_call_and_walks_back_through_every_fold(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    fake_server.script(
+        Reply([tool_call("bash", {"command": "seq 101 130"}, id="c1")]),
+        Reply([tool_call("bash", {"command": "seq 201 230"}, id="c2")]),
+        say("Counted twice."),
+    )
+    ink = start_ink()
+    ink.type_line("count twice")
+    ink.wait_text("Counted twice.")
+    ink.send(CTRL_O)
+    ink.wait_for(lambda: "── #2 bash seq 201 230 · whole output ──" in ink.scrollback(), what="fold 2")
+    ink.wait_text("  230")
+    ink.send(CTRL_O)  # again: the one before
+    ink.wait_for(lambda: "── #1 bash seq 101 130 · whole output ──" in ink.scrollback(), what="fold 1")
+    ink.wait_text("  130")
+    ink.type_line("/folds")
+    ink.wait_text("show one whole with /expand N")
+    shown = "\n".join(ink.scrollback())
+    assert "#1    bash seq 101 130 (folded)" in shown and "#2    bash seq 201 230 (folded)" in shown

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.fakeserver import FakeModelServer, Reply, say, tool_call
 from tests.tui.conftest import StartInk
 
-ALT_Y, CTRL_U = "\x1by", "\x15"
+ALT_Y, CTRL_U, ESC = "\x1by", "\x15", "\x1b"
 SENTENCE = "please try another approach"  # holds a, n and y: each an answer key
 
 
@@ -52,3 +52,22 @@ def test_answer_keys_wait_until_the_question_was_shown_long_enough(
     ink.wait_text("○ idle")
     assert not (project / "never").exists()
     ink.wait_for(lambda: ink.input_line() == "›", what="nothing left in the editor")
+
+
+def test_after_an_answer_the_status_says_running_and_the_timer_starts_then(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    """The question was open for at least question_delay (2 s); the tool's time starts at the answer."""
+    fake_server.script(Reply([tool_call("bash", {"command": "sleep 30"}, id="c1")]))
+    ink = start_ink(permission_mode="ask", config="question_delay = 2\n")
+    ink.type_line("wait a bit")
+    ink.wait_text("allow bash?")
+    ink.wait_text("esc denies")
+    ink.send("y")
+    ink.wait_text("bash sleep 30: allowed once")
+    ink.wait_for(lambda: "● running · running bash" in ink.text(), what="the status line after the answer")
+    assert "waiting for your answer" not in ink.text()
+    [line] = [line for line in ink.lines() if "bash sleep 30 · running " in line]
+    assert float(line.rsplit("running ", 1)[1].rstrip("s")) < 1.5  # not the 2 s the question was open
+    ink.send(ESC)
+    ink.wait_text("○ idle")

@@ -75,8 +75,8 @@ def test_thinking_is_printed_dimmed_before_the_text_and_folded_when_long() -> No
     [thinking] = view.take_printed()
     assert thinking.kind == "thinking" and thinking.text.startswith("step 0\n")
     assert "12 more lines of thinking (ctrl+o to expand)" in thinking.text
-    assert view.expand_last()
-    assert view.take_printed() == [Block("thinking", "\n".join(f"step {i}" for i in range(20)))]
+    assert view.expand_next()
+    assert view.take_printed()[1:] == [Block("thinking", "\n".join(f"step {i}" for i in range(20)))]
 
 
 def test_a_tool_goes_queued_running_done_with_its_duration() -> None:
@@ -95,7 +95,8 @@ def test_a_tool_goes_queued_running_done_with_its_duration() -> None:
     line, output = view.take_printed()
     assert line == Block("tool", "✓ bash ls -la · 2.5s", "ok")
     assert output.text == "a\nb\nc\nd\n… 2 more lines (ctrl+o to expand)"
-    assert view.expand_last() and view.take_printed() == [Block("output", "a\nb\nc\nd\ne\nf", "dim")]
+    assert view.expand_next()
+    assert view.take_printed()[1:] == [Block("output", "a\nb\nc\nd\ne\nf", "dim")]
 
 
 def test_a_concurrent_result_is_shown_at_settle_and_not_again_at_end() -> None:

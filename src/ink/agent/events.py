@@ -2,7 +2,7 @@
 
 Each event is frozen data tagged by ``type`` with a JSON form (``event_to_json``) shared by stream-json,
 RPC and the session log. ``source`` names the sub-agent an event comes from; top-level events have none
-(R7). Names and fields follow CONTRACT.md and never change once shipped.
+(R7). Names and fields follow docs/design/CONTRACT.md and never change once shipped.
 """
 
 from __future__ import annotations

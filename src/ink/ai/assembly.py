@@ -20,6 +20,7 @@ from ink.ai.messages import (
     ToolCall,
     Usage,
 )
+from ink.ai.models import priced
 
 
 class GrowingBlocks:
@@ -117,7 +118,8 @@ class MessageBuilder:
 
     def message(self, stop: StopReason, error_message: str | None = None) -> AssistantMessage:
         blocks = tuple(b for b in self._growing.blocks if not (isinstance(b, TextBlock) and not b.text))
-        return AssistantMessage(blocks, stop, self.model, self.provider, self.usage, error_message)
+        usage = priced(self.usage, self.model)
+        return AssistantMessage(blocks, stop, self.model, self.provider, usage, error_message)
 
 
 def parse_arguments(raw: str, name: str, call_id: str, provider: str) -> Mapping[str, Any]:

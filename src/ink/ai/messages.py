@@ -15,30 +15,40 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ink.ai.details import ToolDetail, detail_from_json
-from ink.ai.jsonform import to_json
+from ink.ai.jsonform import ALWAYS, to_json
 
 StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts of one model call or a sum of several; ``cost_usd`` when prices are known."""
+    """Token counts of one model call or a sum of several. ``cost_usd``: their price in US dollars, set
+    once where a reply is assembled (``ink.ai.models.priced``); None when the model's prices are unknown,
+    so a sum with an unknown part is unknown, never a silent zero."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = field(default=0.0, metadata={ALWAYS: True})
     reasoning_tokens: int = 0  # the part of output_tokens the model spent reasoning (where reported)
 
     def __add__(self, other: Usage) -> Usage:
+        known = self.cost_usd is not None and other.cost_usd is not None
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
-            self.cost_usd + other.cost_usd,
+            (self.cost_usd or 0.0) + (other.cost_usd or 0.0) if known else None,
             self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def counts(self) -> bool:
+        """True when the call used any tokens (one aborted before anything arrived costs nothing)."""
+        return bool(
+            self.input_tokens or self.output_tokens or self.cache_read_tokens or self.cache_write_tokens
         )
 
     @property
@@ -206,6 +216,6 @@ def _usage_from_json(data: Mapping[str, Any]) -> Usage:
         output_tokens=int(data.get("outputTokens", 0)),
         cache_read_tokens=int(data.get("cacheReadTokens", 0)),
         cache_write_tokens=int(data.get("cacheWriteTokens", 0)),
-        cost_usd=float(data.get("costUsd", 0.0)),
+        cost_usd=None if data.get("costUsd", 0.0) is None else float(data.get("costUsd", 0.0)),
         reasoning_tokens=int(data.get("reasoningTokens", 0)),
     )

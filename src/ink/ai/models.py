@@ -95,6 +95,12 @@ def _match(name: str) -> ModelInfo | None:
     return best
 
 
+def priced(usage: Usage, model: str | ModelInfo) -> Usage:
+    """``usage`` with its ``cost_usd``: the one place ink prices a model call. A call that used no
+    tokens costs 0 even for a model without known prices."""
+    return replace(usage, cost_usd=cost(usage, model) if usage.counts else 0.0)
+
+
 def cost(usage: Usage, model: str | ModelInfo) -> float | None:
     """The price of ``usage`` in US dollars, or None when the model's prices are unknown."""
     info = lookup(model) if isinstance(model, str) else model

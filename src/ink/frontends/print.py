@@ -34,7 +34,7 @@ TERMINATED = "terminated"  # the abort reason SIGTERM gives
 
 def main(settings: Settings, invocation: Invocation) -> int:
     """Entry point called by the command line after the settings were checked."""
-    prompt = invocation.prompt if invocation.prompt is not None else _read_stdin()
+    prompt = combine_prompt(invocation.prompt, _read_stdin())
     if prompt is None or not prompt.strip():
         return _usage('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
     choice = SessionChoice(invocation.continue_session, invocation.resume_id)
@@ -175,6 +175,16 @@ class _Printer:
             self._note(f"warning: process {survivor.pid} ({survivor.command}) is still running")
         if receipt.abandoned:
             self._note(f"warning: abandoned {len(receipt.abandoned)} tool call(s) that did not stop in time")
+
+
+def combine_prompt(given: str | None, piped: str | None) -> str | None:
+    """``cmd | ink -p "review this"``: the prompt, a blank line, then the piped text (as other agents do).
+    Either alone is the prompt; piped text that is only whitespace adds nothing."""
+    if piped is None or not piped.strip():
+        return given if given is not None else piped
+    if given is None or not given.strip():
+        return piped
+    return f"{given}\n\n{piped}"
 
 
 def _read_stdin() -> str | None:

@@ -1,4 +1,4 @@
-"""Events of the run controller, on top of the loop's events (CONTRACT.md "Run events").
+"""Events of the run controller, on top of the loop's events (docs/design/CONTRACT.md "Run events").
 
 ``RunEvent`` is everything a frontend receives: the loop's ``AgentEvent`` union plus the controller's own
 events below. All are frozen, tagged by ``type``, with a JSON form from ``event_to_json``.

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult, Usage, message_from_json
-from ink.ai.models import cost
+from ink.ai.models import priced
 from ink.store.entries import SessionHeader, decode
 from ink.store.errors import CorruptSession, NotASession, SessionError, SessionNotFound
 
@@ -90,10 +90,8 @@ class _Replay:
             self.updated = float(stamp)
 
     def _count(self, message: AssistantMessage) -> None:
-        self.usage += message.usage
-        if self.cost is not None and message.usage != Usage():
-            price = cost(message.usage, message.model)
-            self.cost = None if price is None else self.cost + price
+        self.usage += priced(message.usage, message.model)  # files written before prices were kept
+        self.cost = self.usage.cost_usd
 
     def _replace(self, entry: dict[str, Any]) -> None:
         # The live history was repaired when it was resumed; the counts refer to that repaired list.

@@ -1,4 +1,5 @@
-"""``ink --mode rpc``: the JSON-lines protocol on stdin/stdout (CONTRACT.md "RPC mode", docs/rpc.md).
+"""``ink --mode rpc``: the JSON-lines protocol on stdin/stdout (docs/design/CONTRACT.md "RPC mode",
+docs/rpc.md).
 
 A thin adapter over the run controller, the same one under every frontend:
     protocol.py   parse and check one command line, build responses

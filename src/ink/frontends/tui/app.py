@@ -45,10 +45,12 @@ from ink.wiring import App
 log = logging.getLogger(__name__)
 
 FRAMES_PER_SECOND = 20
+ESCAPE_SECONDS = 0.02  # a lone Esc byte is the Esc key once nothing followed it for this long
 TICK_SECONDS = 0.25  # elapsed times and the spinner move this often while something runs
 HINTS = {
     "idle": "enter send · alt+enter follow-up · ctrl+j new line · /help keys and commands",
     "running": "enter steer · alt+enter follow-up · esc interrupt · ctrl+r redirect · ↑ edit queued",
+    "pulled-follow-up": "enter queues it again as a follow-up · esc interrupt · ctrl+r redirect",
     "aborting": "stopping the run… ctrl+c again quits at once",
     "armed": "press ctrl+c again to quit",
     "question": "y allow once · a always allow · n deny · ctrl+c interrupt the run",
@@ -69,7 +71,8 @@ class TuiApp:
         self.buffer = Buffer(
             multiline=True, history=InMemoryHistory(), completer=SlashCompleter(lambda: command_names(core))
         )
-        self.buffer.on_text_changed += lambda _buffer: self._disarm()
+        self.buffer.on_text_changed += lambda _buffer: self._text_changed()
+        self._pulled_mode: InputMode | None = None  # the mode of a queued input taken back with Up
         self._dirty = asyncio.Event()
         self._quit_armed = False
         self._aborting = False
@@ -91,8 +94,11 @@ class TuiApp:
             erase_when_done=True,
             mouse_support=False,
         )
-        self.app.ttimeoutlen = 0.05  # a lone Esc is a key after 50 ms, not the start of a sequence
-        self.app.timeoutlen = 0.4  # Esc then Enter typed by hand within this is Alt+Enter
+        # Esc must interrupt at once (issue 12). A terminal sends an escape sequence (an arrow, Alt+Enter)
+        # in one write, so a lone Esc is a key after ESCAPE_SECONDS, and no binding waits for a second
+        # key typed by hand: Esc then Enter is no longer Alt+Enter.
+        self.app.ttimeoutlen = ESCAPE_SECONDS
+        self.app.timeoutlen = 0.0
         self._unsubscribe = self.controller.subscribe(self._on_event)
 
     @property
@@ -124,6 +130,15 @@ class TuiApp:
     def quit(self, status: int) -> None:
         if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
             self.app.exit(result=status)
+
+    def erase(self) -> None:
+        """Before an exit that skips prompt_toolkit's clean-up: the app's rows cleared, the cursor on the
+        first of them, so what is printed next starts on a clean line. Best effort."""
+        try:
+            if self.app.is_running:
+                self.app.renderer.erase()
+        except Exception:
+            log.debug("erasing the screen before the exit failed", exc_info=True)
 
     def close(self) -> None:
         """After ``run``: stop listening; print whatever is still pending, unsent input included (R30)."""
@@ -238,6 +253,8 @@ class TuiApp:
         activity = view.activity if state != "idle" else ""
         asking = "question-typing" if self.buffer.text else "question"
         hint = HINTS["armed" if self._quit_armed else asking if view.questions else state]
+        if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
+            hint = HINTS["pulled-follow-up"]
         used = usage.session
         prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
         tokens = f"{_count(prompt)} in · {_count(used.output_tokens)} out"
@@ -274,6 +291,8 @@ class TuiApp:
         text = self.buffer.text
         if not text.strip():
             return
+        if mode == "steer" and self._pulled_mode is not None:  # Enter keeps the mode it was queued with
+            mode = self._pulled_mode
         self.buffer.reset(append_to_history=True)
         if is_command(text.strip()):
             run_command(self, text.strip(), mode)
@@ -327,9 +346,10 @@ class TuiApp:
         except QueueError:  # taken by the run in the meantime: it is no longer in the queue to edit
             return
         replace_text(self.buffer, last.text)
+        self._pulled_mode = last.mode
 
     def expand(self) -> None:
-        if not self._view.expand_last():
+        if not self._view.expand_next():
             self._view.print(Block("info", "nothing folded to expand"))
         self._dirty.set()
 
@@ -341,8 +361,10 @@ class TuiApp:
         except UnknownRequest:  # answered meanwhile (a timeout, an abort): its resolution is on its way
             pass
 
-    def _disarm(self) -> None:
+    def _text_changed(self) -> None:
         self._quit_armed = False
+        if not self.buffer.text:
+            self._pulled_mode = None
 
 
 def _rows(fragments: StyleAndTextTuples) -> int:

@@ -15,6 +15,7 @@ from typing import Protocol
 from ink.agent.events import InputMode
 from ink.config.commands import CustomCommand
 from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.folds import header
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
@@ -209,6 +210,25 @@ def _compact(host: CommandHost, args: str) -> None:
     say(host, "compacting the history…")
 
 
+def _folds(host: CommandHost, args: str) -> None:
+    """``/folds``: every tool result of this session kept whole, numbered, newest last."""
+    folds = list(host.view.folds)
+    if not folds:
+        say(host, "no tool results yet")
+        return
+    lines = [f"  #{f.number:<4} {f.title}" + (" (folded)" if f.cut else "") for f in folds[-30:]]
+    more = [f"  … {len(folds) - 30} earlier"] if len(folds) > 30 else []
+    host.view.print(Block("output", "\n".join([*more, *lines, "", "show one whole with /expand N"])))
+
+
+def _expand(host: CommandHost, args: str) -> None:
+    fold = host.view.folds.get(int(args.lstrip("#"))) if args.lstrip("#").isdigit() else None
+    if fold is None:
+        say(host, "usage: /expand N, N a number from /folds", "error")
+        return
+    host.view.print(header(fold), fold.block)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -219,6 +239,8 @@ COMMANDS: dict[str, Command] = {
         Command("sessions", "/sessions", "list the sessions of this directory", _sessions),
         Command("resume", "/resume ID", "continue another session of this directory", _resume),
         Command("compact", "/compact [INSTRUCTIONS]", "summarise the older history now", _compact),
+        Command("folds", "/folds", "list every tool result of the session, kept whole", _folds),
+        Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )

@@ -18,14 +18,14 @@ from ink.run.permissions import Answer
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send; while a run goes on, queue it as a steer (taken before the next model call)"),
-    ("Alt+Enter", "queue as a follow-up (taken when the model would stop); Esc then Enter works too"),
+    ("Alt+Enter", "queue as a follow-up (taken when the model would stop)"),
     ("Ctrl+J", "new line"),
-    ("Esc", "interrupt the run: the model stream and tools stop, queued inputs come back here"),
+    ("Esc", "interrupt the run at once: the model stream and tools stop, queued inputs come back here"),
     ("Ctrl+C", "running: interrupt; again while it stops: quit at once (exit 130)"),
     ("", "idle: clear the input; twice on an empty input: quit"),
     ("Ctrl+R", "interrupt and redirect: stop the current work and send the input now"),
     ("Up", "on an empty input while a run goes on: take the last queued input back to edit it"),
-    ("Ctrl+O", "show the whole of the last folded output"),
+    ("Ctrl+O", "show a folded output whole, with the call it belongs to; again: the one before"),
     ("Ctrl+D", "quit (on an empty input)"),
     ("Tab", "after /: complete the command's name (again: the next match)"),
     ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),

@@ -45,6 +45,7 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
     saved = _terminal_modes()
 
     def force_exit(status: int) -> None:  # R21: the second interrupt; no more waiting for the abort
+        tui.erase()  # the app's rows would stay on screen, the shell's prompt drawn over them
         _restore_terminal(saved)
         os.write(2, b"ink: quit without waiting for the interrupted run to stop\n")
         hard_exit(core.processes)(status)

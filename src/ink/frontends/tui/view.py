@@ -31,6 +31,7 @@ from ink.agent.events import (
 )
 from ink.ai.messages import ToolResult
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
+from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.splitter import BlockSplitter
 from ink.frontends.tui.toolview import EXPAND_KEY, describe_call, folded_output, result_blocks
 from ink.run.events import (
@@ -79,7 +80,7 @@ class EventView:
         self.queue: tuple[QueuedInput, ...] = ()
         self.activity = ""
         self.activity_since = clock()
-        self.last_folded: Block | None = None
+        self.folds = Folds()
         self._summaries: dict[str, str] = {}
         self._shown: set[str] = set()  # results shown at tool_settled (R6: never twice)
         self._inputs_in_run = 0
@@ -96,12 +97,13 @@ class EventView:
         self._printed.extend(blocks)
         self.changes += 1
 
-    def expand_last(self) -> bool:
-        """Print the whole of the last folded output again (the expand key). False when none."""
-        if self.last_folded is None:
+    def expand_next(self) -> bool:
+        """Print the whole of a folded output again, under the name of its call: the newest first, then
+        one further back on each call (the expand key). False when nothing was folded."""
+        fold = self.folds.next_cut()
+        if fold is None:
             return False
-        self.print(self.last_folded)
-        self.last_folded = None
+        self.print(header(fold), fold.block)
         return True
 
     def thinking_tail(self, max_lines: int) -> list[str]:
@@ -169,12 +171,7 @@ class EventView:
                 self.questions.append(event)
                 self._doing("waiting for your answer")
             case PermissionResolved(request_id=request_id, decision=decision):
-                asked = next((q for q in self.questions if q.request_id == request_id), None)
-                self.questions = [q for q in self.questions if q.request_id != request_id]
-                if asked is not None:
-                    summary = describe_call(asked.name, asked.args)
-                    tone: Tone = "dim" if decision in ("allow", "always") else "interrupted"
-                    self._printed.append(Block("info", f"{summary}: {ANSWERS[decision]}", tone))
+                self._resolved(request_id, decision)
             case _:
                 return False
         return True
@@ -209,6 +206,26 @@ class EventView:
 
     # -- pieces -----------------------------------------------------------------------------------
 
+    def _resolved(self, request_id: str, decision: str) -> None:
+        """The question is gone: the status says what happens now, and an allowed call's time starts
+        now (the time the question was open is not the tool's)."""
+        asked = next((q for q in self.questions if q.request_id == request_id), None)
+        self.questions = [q for q in self.questions if q.request_id != request_id]
+        if asked is None:
+            return
+        summary = describe_call(asked.name, asked.args)
+        allowed = decision in ("allow", "always")
+        tone: Tone = "dim" if allowed else "interrupted"
+        self._printed.append(Block("info", f"{summary}: {ANSWERS[decision]}", tone))
+        tool = self.tools.get(asked.tool_call_id)
+        if allowed and tool is not None:
+            self.tools[tool.call_id] = ActiveTool(tool.call_id, tool.summary, "running", self._clock())
+        if self.questions:
+            return
+        running = [t for t in self.tools.values() if t.status == "running"]
+        after = "running tools" if running else "waiting for the model"
+        self._doing(f"running {asked.name}" if allowed else after)
+
     def _doing(self, activity: str) -> None:
         if activity != self.activity:
             self.activity, self.activity_since = activity, self._clock()
@@ -221,7 +238,7 @@ class EventView:
         shown, hidden = fold(text, THINKING_LINES)
         if hidden:
             shown += f"\n… {plural(hidden, 'more line')} of thinking ({EXPAND_KEY} to expand)"
-            self.last_folded = Block("thinking", text)
+            self.folds.add("thinking", Block("thinking", text), cut=True)
         self._printed.append(Block("thinking", shown))
 
     def _end_message(self) -> None:
@@ -233,8 +250,9 @@ class EventView:
         summary = self._summaries.pop(call_id, result.name)
         blocks, whole = result_blocks(summary, result)
         self._printed.extend(blocks)
-        if whole is not None:
-            self.last_folded = whole
+        output = sanitize(result.output).rstrip("\n")
+        if whole is not None or output.strip():
+            self.folds.add(summary, whole or Block("output", output, "dim"), cut=whole is not None)
         if not self.tools:
             self._doing("waiting for the model")
 
@@ -243,8 +261,7 @@ class EventView:
         if output:
             blocks, whole = folded_output(output, BANG_LINES, "")
             self._printed.extend(blocks)
-            if whole is not None:
-                self.last_folded = whole
+            self.folds.add(f"!{sanitize(event.command)}", whole or blocks[0], cut=whole is not None)
         if event.interrupted:
             self._printed.append(Block("interrupted", "⏹ interrupted"))
         elif event.exit_code not in (0, None):

@@ -1,0 +1,39 @@
+"""Every document the README, docs/ and the code cite is in the repository (issue 12: the README linked
+a CONTRACT.md that was not)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CITED = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.md)\b")
+
+
+def _citing_files() -> list[Path]:
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "src").rglob("*.py")]
+    return [f for f in files if f.is_file()]
+
+
+def _exists(name: str, near: Path) -> bool:
+    if (ROOT / name).is_file() or (near.parent / name).is_file():
+        return True
+    return any(p.is_file() for p in (ROOT / "docs").rglob(Path(name).name))
+
+
+def _cites(path: Path, name: str) -> bool:
+    """In code, a ``.md`` name may be a file ink reads in a user's project (AGENTS.md): only the design
+    pages and paths under docs/ are citations there."""
+    if path.suffix != ".py":
+        return True
+    return name.startswith("docs/") or Path(name).stem in ("CONTRACT", "SEMANTICS", "STYLE")
+
+
+def test_every_cited_markdown_document_exists() -> None:
+    missing = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _citing_files()
+        for name in CITED.findall(path.read_text(encoding="utf-8"))
+        if _cites(path, name) and not _exists(name, path)
+    ]
+    assert not missing, "cited but not in the repository:\n" + "\n".join(missing)
