@@ -47,9 +47,8 @@ class Usage:
     @property
     def counts(self) -> bool:
         """True when the call used any tokens (one aborted before anything arrived costs nothing)."""
-        return bool(
-            self.input_tokens or self.output_tokens or self.cache_read_tokens or self.cache_write_tokens
-        )
+        tokens = (self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens)
+        return any(tokens)
 
     @property
     def context_tokens(self) -> int:

@@ -279,6 +279,7 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
             ("base_url", "a project file may not choose where your API key is sent"),
             ("api_key", "keys do not belong in files a repository shares"),
             ("session_dir", "a project file may not move your session transcripts"),
+            ("question_delay", "a project file may not shorten how long you read a permission question"),
         ):
             if key in table:
                 found = table.pop(key)
