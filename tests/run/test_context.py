@@ -78,8 +78,8 @@ def test_usage_totals_per_run_and_session_with_unknown_prices() -> None:
     known = AssistantMessage((TextBlock("x"),), "stop", model="gpt-4.1", usage=Usage(1_000_000, 0))
     totals.on_event(RunStart("run-1"))
     totals.on_event(MessageEnd(known, known.usage))
-    assert totals.run == Usage(1_000_000, 0) and totals.run_cost == 2.0
-    assert totals.session == Usage(1_000_100, 10) and totals.session_cost == 2.5
+    assert totals.run == Usage(1_000_000, 0, cost_usd=2.0) and totals.run_cost == 2.0
+    assert totals.session == Usage(1_000_100, 10, cost_usd=2.5) and totals.session_cost == 2.5
     unknown = AssistantMessage((TextBlock("x"),), "stop", model="my-local-model", usage=Usage(10, 1))
     totals.on_event(MessageEnd(unknown, unknown.usage))
     assert totals.run_cost is None and totals.session_cost is None  # unknown, never a made-up zero

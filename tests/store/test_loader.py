@@ -36,7 +36,7 @@ def test_round_trip_of_every_kind_of_message(tmp_path: Path) -> None:
     loaded = load_session(write_session(tmp_path, messages))
     assert as_json(loaded.messages) == as_json(messages)
     assert loaded.message_entries == len(messages)
-    assert loaded.usage == Usage(60, 10, 2, 1)
+    assert loaded.usage == Usage(60, 10, 2, 1, cost_usd=None)  # fake-model: prices unknown
     assert not loaded.repair and loaded.torn_bytes == 0
 
 
@@ -180,7 +180,9 @@ def test_compaction_entries_replay_into_the_compacted_history(tmp_path: Path) ->
     loaded = load_session(handle.path)
     assert as_json(loaded.messages) == as_json([summary, first[-1], *later[:2], shortened])
     assert loaded.message_entries == len(first) + len(later)
-    assert loaded.usage == Usage(250, 45, 10, 2)  # compacted replies still count for the session
+    assert loaded.usage == Usage(
+        250, 45, 10, 2, cost_usd=None
+    )  # compacted replies still count for the session
 
 
 def test_a_compaction_that_does_not_fit_the_history_before_it_is_damage(tmp_path: Path) -> None:
