@@ -16,6 +16,7 @@ BENCHES = {
     "tui": "bench.tui_stream",
     "batch": "bench.batch",
     "checkpoints": "bench.checkpoints",
+    "tui-keys": "bench.tui_keys",
 }
 
 

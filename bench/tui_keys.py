@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import pexpect
@@ -63,7 +64,7 @@ def key_latency(server: FakeModelServer, work: Path, key: bytes, runs: int) -> l
             child.send(b"go\r")
             server.wait_for_requests(before + 1, 20)
             gate.wait_reached()
-            wait(lambda: reader.contains(b"Streaming", offset), 20, "the reply on screen")
+            wait(partial(reader.contains, b"Streaming", offset), 20, "the reply on screen")
             sent = time.monotonic()
             child.send(key)
             request = server.requests[before]
@@ -79,7 +80,8 @@ def key_latency(server: FakeModelServer, work: Path, key: bytes, runs: int) -> l
 
 
 def flood_command(megabytes: int, stamp: Path) -> str:
-    return f"yes 'flooding line of output' | head -c {megabytes * 1_000_000}; echo FLOOD-END; date +%s.%N > {stamp}"
+    flood = f"yes 'flooding line of output' | head -c {megabytes * 1_000_000}"
+    return f"{flood}; echo FLOOD-END; date +%s.%N > {stamp}"
 
 
 def flood_tui(server: FakeModelServer, work: Path, megabytes: int) -> tuple[float, float, bool]:
