@@ -173,3 +173,16 @@ async def test_edit_through_a_symlink_changes_the_target(tmp_path: Path, tools: 
     (tmp_path / "link.txt").symlink_to(real)
     await call(tools["edit"], path="link.txt", old_text="old", new_text="new")
     assert (tmp_path / "link.txt").is_symlink() and real.read_bytes() == b"new\n"
+
+
+def test_describe_previews_the_whole_file_as_it_will_be(tmp_path: Path, tools: dict[str, Tool]) -> None:
+    """A permission question shows the real diff: the file read, the edits applied in memory, nothing
+    written; an edit that would be refused falls back to the texts given."""
+    write_bytes(tmp_path / "m.py", CODE)
+    call_args = {"path": "m.py", "old_text": "return 2", "new_text": "return 3"}
+    [preview] = tools["edit"].describe(call_args).preview
+    assert (preview.before, preview.after) == (CODE.decode(), CODE.decode().replace("return 2", "return 3"))
+    assert "@@ -7,4 +7,4 @@\n \n \n def c():\n-    return 2\n+    return 3" in preview.unified
+    assert (tmp_path / "m.py").read_bytes() == CODE  # only described
+    refused = tools["edit"].describe({"path": "m.py", "old_text": "return 1", "new_text": "x"}).preview
+    assert [(d.before, d.after) for d in refused] == [("return 1", "x")]  # ambiguous: the texts given

@@ -28,9 +28,13 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
     started: list[InkTerminal] = []
 
     def start(
-        *args: str, config: str = "", wait_ready: bool = True, permission_mode: str = "yolo"
+        *args: str,
+        config: str = "",
+        wait_ready: bool = True,
+        permission_mode: str = "yolo",
+        env: dict[str, str] | None = None,
     ) -> InkTerminal:
-        env = ink_env(tmp_path, TERM="xterm-256color")
+        env = ink_env(tmp_path, TERM="xterm-256color", **(env or {}))
         if config:
             home = Path(env["INK_HOME"])
             home.mkdir(parents=True, exist_ok=True)

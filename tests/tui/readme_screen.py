@@ -52,6 +52,33 @@ def capture() -> tuple[str, str]:
     return running, aborted
 
 
+def capture_live() -> str:
+    """A prompt with an @-mention, then a command whose output shows live under it."""
+    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
+        work = Path(tmp) / "parser"
+        (work / "tests").mkdir(parents=True)
+        (work / "tests" / "test_parser.py").write_text("def test_nested():\n    assert parse('[[1]]')\n")
+        names = " ".join(f"test_parser.py::test_{n}" for n in ("empty", "nested", "unicode", "escapes"))
+        command = f'for t in {names}; do echo "PASSED $t"; sleep 1; done; sleep 60'
+        server.script(
+            Reply([text("Running the parser tests."), tool_call("bash", {"command": command}, id="c1")])
+        )
+        env = ink_env(Path(tmp), TERM="xterm-256color", HOME=tmp)
+        args = ["--base-url", server.openai_base_url, "--api-key", "k", "--model", "gpt-4.1"]
+        ink = InkTerminal([*args, "--permission-mode", "yolo"], env, work, ROWS, COLUMNS)
+        try:
+            ink.wait_text("○ idle")
+            ink.send("why does @tests/test_par")
+            ink.wait_text("@tests/test_par")
+            ink.send("\t")
+            ink.wait_text("@tests/test_parser.py")
+            ink.type_line(" fail?")
+            ink.wait_text("│ PASSED test_parser.py::test_unicode")
+            return _trimmed(ink.lines())
+        finally:
+            ink.close()
+
+
 def _trimmed(lines: list[str]) -> str:
     while lines and not lines[-1]:
         lines = lines[:-1]
@@ -60,4 +87,4 @@ def _trimmed(lines: list[str]) -> str:
 
 if __name__ == "__main__":
     first, second = capture()
-    print(first, "\n\n---\n\n", second, sep="")
+    print(first, "\n\n---\n\n", second, "\n\n---\n\n", capture_live(), sep="")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
-from ink.ai.details import FileDiff, file_diff
+from ink.ai.details import MAX_KEPT_TEXT, FileDiff, file_diff
 from ink.tools.base import ArgumentError, BaseTool, arg_str, error, get_bool, get_str, object_schema
 from ink.tools.files import BinaryFile, TextContent, atomic_write, decode_text, describe_os_error
 from ink.tools.limits import cap_head, plural
@@ -68,12 +68,20 @@ class EditTool(BaseTool):
         self._workspace = workspace
 
     def describe(self, args: Mapping[str, Any]) -> CallDescription:
-        """Paths: the file that really changes (symlinks followed), then the path as named. Preview: one
-        diff per replacement, of the texts given (the file is not read)."""
+        """Paths: the file that really changes (symlinks followed), then the path as named. Preview: the
+        file as it will be against the file as it is (read now, the edits applied in memory); when that
+        cannot be worked out (no such file, an edit that would be refused), one diff per replacement of
+        the texts given."""
         given = arg_str(args, "path")
         if not given:
             return CallDescription("edit ?")
         named = self._workspace.resolve(given)
+        paths = written_paths(self._workspace, given)
+        planned = self._plan_quietly(given, args)
+        if planned is not None:
+            content, new_text, _counts, shown = planned
+            whole = file_diff(str(named), content.text, new_text, unified_diff(content.text, new_text, shown))
+            return CallDescription(f"edit {given}", paths, preview=(whole,))
         edits = args.get("edits")
         pairs = edits if isinstance(edits, list) else [args]
         preview = tuple(
@@ -83,7 +91,19 @@ class EditTool(BaseTool):
             and isinstance(pair.get("old_text"), str)
             and isinstance(pair.get("new_text"), str)
         )
-        return CallDescription(f"edit {given}", written_paths(self._workspace, given), preview=preview)
+        return CallDescription(f"edit {given}", paths, preview=preview)
+
+    def _plan_quietly(
+        self, given: str, args: Mapping[str, Any]
+    ) -> tuple[TextContent, str, list[int], str] | None:
+        """The edit worked out without writing anything; None when it would fail (its error shows then)."""
+        try:
+            if os.path.getsize(self._workspace.resolve(given)) > MAX_KEPT_TEXT:
+                return None  # describe runs on the event loop: only files small enough to keep whole
+            planned = self._plan(given, parse_edits(args))
+        except (ArgumentError, ValueError, OSError):
+            return None
+        return None if isinstance(planned, ToolOutput) else planned
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")
@@ -91,6 +111,32 @@ class EditTool(BaseTool):
         return await asyncio.to_thread(self.edit_sync, given, edits)
 
     def edit_sync(self, given: str, edits: list[Replacement]) -> ToolOutput:
+        planned = self._plan(given, edits)
+        if isinstance(planned, ToolOutput):
+            return planned
+        content, new_text, counts, shown = planned
+        path = self._workspace.resolve(given)
+        target = Path(os.path.realpath(path))
+        try:
+            data = content.encode(new_text)
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            return error(
+                f"No change made to {shown}: it is {content.encoding} text, which cannot hold {bad!r}."
+            )
+        try:
+            atomic_write(target, data)
+        except OSError as exc:
+            return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+        diff = unified_diff(content.text, new_text, shown)
+        detail = file_diff(str(path), content.text, new_text, diff)
+        return ToolOutput(_summary(shown, counts) + "\n\n" + diff, details=(detail,))
+
+    def _plan(
+        self, given: str, edits: list[Replacement]
+    ) -> tuple[TextContent, str, list[int], str] | ToolOutput:
+        """The file's content, its text once edited, the count of each replacement and the path as
+        shown; or the error result when the file cannot be read or an edit is refused."""
         path = self._workspace.resolve(given)
         shown = self._workspace.display(path, given)
         target = Path(os.path.realpath(path))
@@ -107,21 +153,9 @@ class EditTool(BaseTool):
         try:
             normalised = [_normalise(edit, content) for edit in edits]
             new_text, counts = apply_edits(content.text, normalised, crlf_aware="\r\n" in content.text)
-            data = content.encode(new_text)
         except EditRefused as exc:
             return error(f"No change made to {shown}. {exc}")
-        except UnicodeEncodeError as exc:
-            bad = exc.object[exc.start : exc.end]
-            return error(
-                f"No change made to {shown}: it is {content.encoding} text, which cannot hold {bad!r}."
-            )
-        try:
-            atomic_write(target, data)
-        except OSError as exc:
-            return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
-        diff = unified_diff(content.text, new_text, shown)
-        detail = file_diff(str(path), content.text, new_text, diff)
-        return ToolOutput(_summary(shown, counts) + "\n\n" + diff, details=(detail,))
+        return content, new_text, counts, shown
 
 
 def parse_edits(args: Mapping[str, Any]) -> list[Replacement]:

@@ -17,15 +17,17 @@ from collections.abc import Callable
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.history import InMemoryHistory
 
 from ink.agent.events import InputMode
 from ink.frontends.tui.blocks import Block
-from ink.frontends.tui.commands import command_names, is_command, run_command, shorten_home
-from ink.frontends.tui.completion import SlashCompleter
+from ink.frontends.tui.commands import is_command, run_command, shorten_home
+from ink.frontends.tui.completion import build_completer
 from ink.frontends.tui.editor import replace_text, restore_into
+from ink.frontends.tui.history import prompt_history
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
+from ink.frontends.tui.mentions import attach
+from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.paint import Painter
 from ink.frontends.tui.panels import (
     QUEUE_ROWS,
@@ -69,7 +71,10 @@ class TuiApp:
         self._gate = QuestionGate(core.settings.question_delay, clock)
         self.painter = Painter(color=color)
         self.buffer = Buffer(
-            multiline=True, history=InMemoryHistory(), completer=SlashCompleter(lambda: command_names(core))
+            multiline=True,
+            history=prompt_history(core.settings.ink_home, core.settings.cwd),
+            enable_history_search=True,  # Up with text typed finds the earlier prompts starting so
+            completer=build_completer(core),
         )
         self.buffer.on_text_changed += lambda _buffer: self._text_changed()
         self._pulled_mode: InputMode | None = None  # the mode of a queued input taken back with Up
@@ -268,6 +273,7 @@ class TuiApp:
             tokens,
             cost if usage.session_cost != 0 else "",
             hint,
+            settings.permission_mode,
         )
         return status_fragments(status, self._width())  # type: ignore[return-value]
 
@@ -297,8 +303,26 @@ class TuiApp:
         if is_command(text.strip()):
             run_command(self, text.strip(), mode)
         else:
-            self.controller.submit(text[1:] if text.startswith("//") else text, mode)
+            self._send(text[1:] if text.startswith("//") else text, mode)
         self._dirty.set()
+
+    def _send(self, text: str, mode: InputMode) -> None:
+        """``@path`` mentions go with the prompt (their text or listing); what cannot go is said."""
+        attached = attach(text, self._core.settings.cwd) if "@" in text else None
+        for problem in attached.problems if attached else ():
+            self._view.print(Block("warning", problem))
+        self.controller.submit(attached.prompt if attached else text, mode)
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: ask -> accept-edits -> yolo -> ask, from the next tool call on."""
+        mode = cycle_permission_mode(self._core)
+        if mode is None:
+            self._view.print(Block("info", "the permission mode is fixed by this set-up"))
+        self._dirty.set()
+
+    def edit_in_editor(self) -> None:
+        """Ctrl+G: the input opens in $VISUAL/$EDITOR; what is saved there comes back into the input."""
+        self.buffer.open_in_editor(validate_and_handle=False)
 
     def redirect(self) -> None:
         """R24: abort the current work and run the input next, with what was done kept in the history."""

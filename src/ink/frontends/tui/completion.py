@@ -7,10 +7,14 @@ completion), so the layout needs no float.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, merge_completers
 from prompt_toolkit.document import Document
+
+if TYPE_CHECKING:
+    from ink.wiring import App
 
 Names = Callable[[], Iterable[tuple[str, str]]]  # (name, what it does)
 
@@ -26,6 +30,33 @@ class SlashCompleter(Completer):
         for name, meta in self._names():
             if name.startswith(typed[1:]):
                 yield Completion(f"/{name}", start_position=-len(typed), display_meta=meta)
+
+
+def build_completer(core: App) -> Completer:
+    """Command names, their arguments (/model, /resume) and ``@`` paths, in one completer."""
+    from ink.frontends.tui.arguments import ArgumentCompleter, MentionCompleter
+    from ink.frontends.tui.commands import command_names
+
+    sources = {"model": lambda: model_choices(core), "resume": lambda: session_choices(core)}
+    return merge_completers(
+        [
+            SlashCompleter(lambda: command_names(core)),
+            ArgumentCompleter(sources),
+            MentionCompleter(lambda: core.settings.cwd),
+        ]
+    )
+
+
+def model_choices(core: App) -> list[tuple[str, str]]:
+    info = core.settings.provider_info
+    return [(m, "current" if m == core.settings.model else info.name) for m in info.models]
+
+
+def session_choices(core: App) -> list[tuple[str, str]]:
+    if core.sessions is None:
+        return []
+    found = core.sessions.sessions(core.settings.cwd)
+    return [(info.id[:8], f"{info.message_count} messages") for info in found]
 
 
 def complete_slash(buffer: Buffer) -> None:

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 
+from ink.frontends.tui.mentions import typed_part
+
 
 def merge_restored(restored: Sequence[str], typing: str) -> str:
     """R30: restored inputs come back in submission order, one paragraph each, *before* whatever the user
     is typing, which is kept."""
-    parts = [text.strip("\n") for text in restored]
+    parts = [typed_part(text).strip("\n") for text in restored]  # attachments go again when re-sent
     if typing.strip():
         parts.append(typing)
     return "\n\n".join(parts)

@@ -27,7 +27,10 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Up", "on an empty input while a run goes on: take the last queued input back to edit it"),
     ("Ctrl+O", "show a folded output whole, with the call it belongs to; again: the one before"),
     ("Ctrl+D", "quit (on an empty input)"),
-    ("Tab", "after /: complete the command's name (again: the next match)"),
+    ("Tab", "complete: a command's name after /, its argument (/model, /resume), a path after @"),
+    ("Shift+Tab", "switch the permission mode: ask -> accept-edits -> yolo (shown in the status line)"),
+    ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
+    ("Up (history)", "idle, empty input: earlier prompts of this project; with text: those starting so"),
     ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),
     ("", "only on an empty input, once the question has been shown for 0.5 s; else they type"),
     ("Alt+y / a / n", "answer a permission question whatever the input holds (the text stays)"),
@@ -63,6 +66,10 @@ class KeyActions(Protocol):
 
     def answer(self, answer: Answer) -> None: ...
 
+    def cycle_mode(self) -> None: ...
+
+    def edit_in_editor(self) -> None: ...
+
 
 def build_key_bindings(actions: KeyActions) -> KeyBindings:
     """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
@@ -85,6 +92,8 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
     bind("c-r", run=actions.redirect)
     bind("up", run=actions.pull_queued, when=Condition(actions.can_pull_queued))
     bind("c-o", run=actions.expand)
+    bind("s-tab", run=actions.cycle_mode)
+    bind("c-g", run=actions.edit_in_editor)
 
     @kb.add("c-j")
     def _newline(event: KeyPressEvent) -> None:

@@ -23,6 +23,7 @@ STYLE = Style.from_dict(
         "thinking": "italic #8a8a8a",
         "tool.mark": "ansicyan",
         "tool.state": "#8a8a8a",
+        "tool.output": "#8a8a8a",
         "queue.title": "#8a8a8a",
         "queue.steer": "ansicyan",
         "queue.follow_up": "ansimagenta",

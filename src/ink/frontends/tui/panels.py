@@ -21,6 +21,8 @@ Fragments = list[tuple[str, str]]
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 THINKING_ROWS = 3
 QUEUE_ROWS = 6
+OUTPUT_ROWS = 5  # lines of a running tool's output shown under it
+OUTPUT_TAIL_CHARS = 4096
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
 DIFF_CLASSES = (
     ("+++", "diff.file"),
@@ -72,10 +74,14 @@ def _wrap(line: str, width: int) -> list[str]:
 
 
 def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fragments:
-    """Thinking (dim), the unfinished text block (raw), then one line per active tool."""
+    """Thinking (dim), the unfinished text block (raw), then one line per active tool, each with the
+    last lines of its output under it while it runs."""
     tools = list(view.tools.values())[-max(1, max_rows // 2) :]
     asking = {q.tool_call_id for q in view.questions}
-    room = max(1, max_rows - len(tools))
+    printing = [t for t in tools if t.output and t.status != "queued"]
+    per_tool = min(OUTPUT_ROWS, max(0, max_rows - len(tools) - 1) // max(1, len(printing)))
+    tails = {t.call_id: output_tail(t.output, width, per_tool) for t in printing}
+    room = max(1, max_rows - len(tools) - sum(len(tail) for tail in tails.values()))
     out: Fragments = []
     thinking = wrap_tail([sanitize(t) for t in view.thinking_tail(THINKING_ROWS)], width, THINKING_ROWS)
     for row in thinking[-room:]:
@@ -86,9 +92,21 @@ def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fr
             out.append(("class:live", row + "\n"))
     for tool in tools:
         out.extend(_tool_line(tool, width, now, tool.call_id in asking))
+        out.extend(("class:tool.output", f"  │ {row}\n") for row in tails.get(tool.call_id, ()))
     if out and out[-1][1].endswith("\n"):
         out[-1] = (out[-1][0], out[-1][1][:-1])
     return out
+
+
+def output_tail(output: str, width: int, rows: int) -> list[str]:
+    """The last ``rows`` lines of a running tool's output, each cut to the width (no wrapping: a live
+    tail is a glance, the whole output comes with the result). A carriage return rewrites its line, as
+    a progress bar does in a terminal."""
+    if rows <= 0:
+        return []
+    lines = output[-OUTPUT_TAIL_CHARS:].replace("\r\n", "\n").rstrip("\n").split("\n")[-rows:]
+    room = max(1, width - 5)
+    return [sanitize(line.rsplit("\r", 1)[-1]).replace("\t", "    ")[:room] for line in lines]
 
 
 def _tool_line(tool: ActiveTool, width: int, now: float, asking: bool) -> Fragments:
@@ -182,13 +200,14 @@ class Status:
     tokens: str
     cost: str
     hint: str
+    mode: str = ""  # the permission mode (Shift+Tab switches it)
 
 
 def _fit_right(status: Status, room: int) -> str:
     """Model, cwd, tokens and cost; a long cwd is shortened from the left, then dropped."""
     cwd = status.cwd
     for _ in range(3):
-        right = " · ".join(x for x in (status.model, cwd, status.tokens, status.cost) if x)
+        right = " · ".join(x for x in (status.mode, status.model, cwd, status.tokens, status.cost) if x)
         if get_cwidth(right) <= room:
             return right
         parts = cwd.split("/")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ink.agent.events import (
@@ -28,10 +28,12 @@ from ink.agent.events import (
     ToolRunning,
     ToolSettled,
     ToolStart,
+    ToolUpdate,
 )
 from ink.ai.messages import ToolResult
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
+from ink.frontends.tui.mentions import shown_prompt
 from ink.frontends.tui.splitter import BlockSplitter
 from ink.frontends.tui.toolview import EXPAND_KEY, describe_call, folded_output, result_blocks
 from ink.run.events import (
@@ -67,6 +69,7 @@ class ActiveTool:
     status: Literal["queued", "running", "cancelling"]
     since: float
     grace: float = 0.0
+    output: str = ""  # the tail of what it printed so far (tool_update), shown under its line
 
 
 class EventView:
@@ -150,15 +153,14 @@ class EventView:
                 self._doing(f"running {name}")
             case ToolRunning(tool_call_id=call_id):
                 if call_id in self.tools:
-                    self.tools[call_id] = ActiveTool(
-                        call_id, self.tools[call_id].summary, "running", self._clock()
-                    )
+                    self.tools[call_id] = replace(self.tools[call_id], status="running", since=self._clock())
+            case ToolUpdate(tool_call_id=call_id, output=output):
+                if call_id in self.tools:
+                    self.tools[call_id].output = output  # the whole bounded tail: it replaces the last
             case ToolCancelling(tool_call_id=call_id, grace_seconds=grace):
                 tool = self.tools.get(call_id)
                 if tool is not None:
-                    self.tools[call_id] = ActiveTool(
-                        call_id, tool.summary, "cancelling", self._clock(), grace
-                    )
+                    self.tools[call_id] = replace(tool, status="cancelling", since=self._clock(), grace=grace)
             case ToolSettled(tool_call_id=call_id, result=result):
                 self._shown.add(call_id)
                 self._tool_done(call_id, result)
@@ -184,7 +186,7 @@ class EventView:
             case InputTaken(mode=mode, inputs=inputs):
                 for taken in inputs:
                     label = "" if self._inputs_in_run == 0 else LABELS[mode]
-                    self._printed.append(Block("user", label + sanitize(taken.text)))
+                    self._printed.append(Block("user", label + sanitize(shown_prompt(taken.text))))
                     self._inputs_in_run += 1
             case QueueUpdate(queue=queue):
                 self.queue = queue
@@ -219,7 +221,7 @@ class EventView:
         self._printed.append(Block("info", f"{summary}: {ANSWERS[decision]}", tone))
         tool = self.tools.get(asked.tool_call_id)
         if allowed and tool is not None:
-            self.tools[tool.call_id] = ActiveTool(tool.call_id, tool.summary, "running", self._clock())
+            self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
         if self.questions:
             return
         running = [t for t in self.tools.values() if t.status == "running"]
