@@ -47,7 +47,7 @@ from ink.wiring import App
 log = logging.getLogger(__name__)
 
 FRAMES_PER_SECOND = 20
-ESCAPE_SECONDS = 0.02  # a lone Esc byte is the Esc key once nothing followed it for this long
+ESCAPE_SECONDS = 0.01  # a lone Esc byte is the Esc key once nothing followed it for this long
 TICK_SECONDS = 0.25  # elapsed times and the spinner move this often while something runs
 HINTS = {
     "idle": "enter send · alt+enter follow-up · ctrl+j new line · /help keys and commands",
