@@ -133,7 +133,23 @@ def run(n: int, protocol: str) -> list[Row]:
             server.responder = responder
             expect = "says 42" if responder is not None else None
             rows.append(Row(name, repeat(n, argv, env, work, expect), target))
+        server.responder = text_turn
+        with_mcp = env | {"INK_HOME": str(mcp_home(work))}
+        name = "ink -p, one turn (text reply), one stdio MCP server (SDK server) started first"
+        rows.append(Row(name, repeat(n, [*ink, "hi"], with_mcp, work, "says 42"), ""))
         return rows
+
+
+def mcp_home(work: Path) -> Path:
+    """An INK_HOME whose config starts the test suite's MCP server (written with the SDK) over stdio:
+    the first prompt waits for it to be ready, so the row is the time to the first prompt plus the turn."""
+    home = work / "inkhome-mcp"
+    home.mkdir()
+    server = ROOT / "tests" / "mcp_tools" / "server.py"
+    args = json.dumps([str(server), "stdio"])
+    table = f"[mcp.servers.t]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n"
+    (home / "config.toml").write_text(table)
+    return home
 
 
 def report(rows: list[Row], n: int, protocol: str) -> str:

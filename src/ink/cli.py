@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ink.config import Invocation, Mode, Settings
     from ink.redaction import Redactor
 
-SUBCOMMANDS = ("acp", "sessions", "models")
+SUBCOMMANDS = ("acp", "sessions", "models", "mcp")
 MODEL_MODES = ("tui", "print", "rpc", "acp")  # modes that talk to a model: key and URL are checked
 FRONTEND_MODULES = {
     "tui": "ink.frontends.tui",
@@ -34,6 +34,7 @@ FRONTEND_MODULES = {
     "acp": "ink.frontends.acp",
     "sessions": "ink.frontends.sessions",
     "models": "ink.frontends.models",
+    "mcp": "ink.frontends.mcp",
 }
 
 
@@ -237,7 +238,8 @@ def _new_parser() -> argparse.ArgumentParser:
         description="A coding agent for the terminal with first-class run control.",
         epilog="Subcommands: 'ink acp' (Agent Client Protocol over stdio), 'ink sessions' (list "
         "sessions of this directory), 'ink models' (providers and their models), 'ink batch TASKS.jsonl "
-        "--out DIR' (many headless runs: docs/batch.md). Settings and their precedence: docs/config.md.",
+        "--out DIR' (many headless runs: docs/batch.md), 'ink mcp list' (MCP servers and their tools). "
+        "Settings and their precedence: docs/config.md.",
         allow_abbrev=False,
     )
 
@@ -316,6 +318,8 @@ def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
     words: list[str] = ns.prompt
     sub = words[0] if words and words[0] in SUBCOMMANDS and not _after_dashdash(args, words[0]) else None
     if sub is not None:
+        if sub == "mcp":  # ink mcp list | ink mcp approve NAME
+            return Invocation("mcp", " ".join(words[1:]) or None)
         if len(words) > 1:
             raise UsageError(f"'ink {sub}' takes no prompt (got {' '.join(words[1:])!r})")
         if ns.print or ns.mode:
@@ -361,6 +365,7 @@ def _mode_label(mode: str) -> str:
         "acp": "'ink acp'",
         "sessions": "'ink sessions'",
         "models": "'ink models'",
+        "mcp": "'ink mcp'",
         "print": "print mode",
     }[mode]
 

@@ -13,6 +13,7 @@ Nothing here reads the environment or the command line: ``Settings`` carries all
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -27,7 +28,7 @@ from ink.agent.history import History
 from ink.agent.loop import ContextKeeper, LoopSetup
 from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tool import BeforeToolHook, Tool
-from ink.ai.provider import Provider
+from ink.ai.provider import Provider, ToolSpec
 from ink.config import Settings
 from ink.config.commands import CommandBook, load_commands
 from ink.extend.command_limit import CommandToolLimit
@@ -38,9 +39,12 @@ from ink.run.controller import BangOutput, Modes, QueueError, RunController, Sub
 from ink.run.events import Survivor
 from ink.run.usage import UsageTotals
 from ink.system_prompt import Environment, build_system_prompt
-from ink.tools.processes import ProcessRegistry
+from ink.tools.processes import ProcessEntry, ProcessRegistry
 
 if TYPE_CHECKING:
+    from ink.mcp.catalogue import McpCatalogue
+    from ink.mcp.manager import McpManager
+    from ink.mcp.tool import McpTool
     from ink.store import SessionHandle, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,10 @@ class App:
     commands: CommandBook = field(default_factory=CommandBook)  # custom slash commands (docs/commands.md)
     command_limit: CommandToolLimit | None = None  # the controller's before_tool: the checks, in order
     agents: SubAgents = field(default_factory=SubAgents)  # running sub-agents, for per-agent control
+    mcp: McpManager | None = None  # the MCP servers, when any is configured (docs/mcp.md)
+    mcp_start: asyncio.Future[None] | None = None  # their start, running or done
+    background: set[asyncio.Future[None]] = field(default_factory=set)  # held: the loop keeps weak refs
+    mcp_catalogue: McpCatalogue | None = None  # every MCP tool, and which are offered (many: on demand)
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
@@ -146,6 +154,8 @@ class App:
         await self.controller.shutdown()
         if self.session is not None:
             self.session.close()
+        if self.mcp is not None:
+            await self.mcp.aclose(self.settings.kill_delay)
         survivors = await self.processes.terminate_all(self.settings.kill_delay)
         for survivor in survivors:
             log.warning(
@@ -191,12 +201,13 @@ def build_app(
     usage = _usage_totals(handle)
     setup = build_loop_setup(settings, provider, tools, before_tool=before_tool)
     compactor = build_compactor(settings, provider, setup, usage)
+    mcp = build_mcp(settings, processes)
     controller = RunController(
         replace(setup, context=compactor),
         history,
         modes=Modes(settings.steering_mode, settings.follow_up_mode),
         run_bang=bang_runner(settings, processes),
-        reaper=RegistryReaper(processes, settings.kill_delay),
+        reaper=RegistryReaper(processes, settings.kill_delay, spare=mcp.spared if mcp else None),
         force_exit=force_exit or hard_exit(processes),
     )
     permission = before_tool or permission_hook(settings, controller, can_ask=can_ask)
@@ -219,10 +230,13 @@ def build_app(
         commands,
         limit,
         agents,
+        mcp=mcp,
     )
     late.append(app)
     if settings.hooks:
         install_hooks(app, can_ask=can_ask)
+    if mcp is not None:
+        start_mcp(app, mcp)
     return app
 
 
@@ -279,6 +293,103 @@ def install_hooks(app: App, *, can_ask: bool) -> None:
     controller.setup = replace(
         controller.setup, after_tool=hooks.after_tool, on_prompt=hooks.on_prompt, on_stop=hooks.on_stop
     )
+
+
+def build_mcp(settings: Settings, processes: ProcessRegistry) -> McpManager | None:
+    """The MCP servers of the settings, not started yet; None (and nothing imported) without any."""
+    if not settings.mcp_servers:
+        return None
+    from ink.mcp.manager import McpManager
+    from ink.mcp.trust import McpApprovals
+
+    approvals = McpApprovals(settings.ink_home)
+    return McpManager(settings.mcp_servers, settings.env, settings.cwd, processes, approvals)
+
+
+def start_mcp(app: App, mcp: McpManager) -> None:
+    """Start the servers, in parallel, as a command occupying the controller: input that arrives
+    meanwhile is queued and runs once the servers are ready or failed (R8, R26), so the first prompt
+    already sees their tools. An abort stops the wait, not the start: tools of servers that finish
+    later are added then."""
+    from ink.agent.abort import run_unless_aborted
+
+    starting = asyncio.ensure_future(mcp.start())
+    starting.add_done_callback(lambda _task: mcp_started(app, mcp))
+
+    async def wait_started(signal: AbortSignal) -> None:
+        await run_unless_aborted(asyncio.shield(starting), signal)
+
+    app.mcp_start = starting
+    app.controller.run_command(wait_started)
+
+
+def mcp_started(app: App, mcp: McpManager) -> None:
+    """Offer the ready servers' tools, and tell the user (a ``notice``) what started and what did not."""
+    from ink.agent.events import Notice
+
+    add_mcp_tools(app, mcp.tools())
+    statuses = mcp.statuses()
+    summary = "; ".join(
+        f"{s.name}: {len(s.tools)} tools" if s.state == "ready" else f"{s.name}: {s.state}: {s.error}"
+        for s in statuses
+    )
+    failed = any(s.state == "failed" for s in statuses)
+    app.controller.emit(Notice(f"MCP servers: {summary}", "warning" if failed else "info"))
+
+
+def approve_mcp_server(app: App, name: str) -> str | None:
+    """Remember the user's approval of the project's server ``name`` and start it in the background (its
+    tools join from the next run). The problem, in words, when there is no such server waiting."""
+    from ink.mcp.trust import McpApprovals
+
+    mcp = app.mcp
+    spec = next((s for s in mcp.specs if s.name == name), None) if mcp is not None else None
+    if mcp is None or spec is None:
+        return f"no MCP server named {name!r} is configured"
+    if spec.origin != "project":
+        return f"{name} is in your own config: it needs no approval"
+    try:
+        McpApprovals(app.settings.ink_home).approve(spec)
+    except OSError as exc:
+        return f"cannot remember the approval: {exc}"
+    started = asyncio.ensure_future(mcp.start_server(spec))
+    started.add_done_callback(lambda _task: add_mcp_tools(app, mcp.tools(spec.name)))
+    app.background.add(started)
+    started.add_done_callback(app.background.discard)
+    return None
+
+
+def add_mcp_tools(app: App, tools: Sequence[McpTool]) -> None:
+    """MCP tools join the app's; past ``DEFER_ABOVE`` of them, their schemas are loaded on demand through
+    ``mcp_tool_search`` instead of being sent with every request (``ink.mcp.catalogue``)."""
+    from ink.mcp.catalogue import McpCatalogue, ToolSearch
+
+    if not tools:
+        return
+    catalogue = app.mcp_catalogue
+    extra: list[Tool] = list(tools)
+    if catalogue is None:
+        catalogue = app.mcp_catalogue = McpCatalogue(tools)
+        extra += [ToolSearch(catalogue)] if catalogue.deferred else []
+    else:
+        catalogue.add(tools)
+    add_tools(app, extra, offer=catalogue.offer if catalogue.deferred else None)
+
+
+def add_tools(
+    app: App, extra: Sequence[Tool], offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
+) -> None:
+    """Offer ``extra`` tools from the next run on (the setup is read at the start of each run)."""
+    if not extra:
+        return
+    app.tools = [*app.tools, *extra]
+    setup = app.controller.setup
+    offer = offer or setup.offer
+    specs = offer(app.tools) if offer else [t.spec for t in app.tools]
+    prompt = build_system_prompt(specs, Environment.detect(app.settings.cwd))
+    app.controller.setup = replace(setup, tools=tuple(app.tools), system_prompt=prompt, offer=offer)
+
+
 
 
 def permission_hook(settings: Settings, controller: RunController, *, can_ask: bool) -> BeforeToolHook:
@@ -431,12 +542,22 @@ def request_options(settings: Settings) -> dict[str, Any]:
 class RegistryReaper:
     """The controller's ``Reaper`` (R35): ends every process tree still registered after a run."""
 
-    def __init__(self, processes: ProcessRegistry, kill_delay: float) -> None:
+    def __init__(
+        self,
+        processes: ProcessRegistry,
+        kill_delay: float,
+        spare: Callable[[], Sequence[ProcessEntry]] | None = None,
+    ) -> None:
         self._processes = processes
         self._kill_delay = kill_delay
+        self._spare = spare  # processes that live as long as the app (MCP servers), not a run
 
     async def reap(self) -> Sequence[Survivor]:
-        return tuple(await self._processes.terminate_all(self._kill_delay))
+        if self._spare is None:
+            return tuple(await self._processes.terminate_all(self._kill_delay))
+        spared = self._spare()
+        doomed = [e for e in self._processes.entries if all(e is not s for s in spared)]
+        return (await self._processes.terminate(doomed, self._kill_delay)).survivors
 
 
 def bang_runner(settings: Settings, processes: ProcessRegistry) -> Callable[[str, AbortSignal], Any]:

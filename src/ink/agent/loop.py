@@ -22,7 +22,7 @@ from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, Too
 from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
-from ink.ai.provider import ModelRequest, Provider
+from ink.ai.provider import ModelRequest, Provider, ToolSpec
 
 LoopStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
 MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batches (max iterations)."
@@ -83,6 +83,9 @@ class LoopSetup:
     on_stop: StopHook | None = None
     context: ContextKeeper | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # provider-specific request fields
+    offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
+    """Which specs a model call is given (default: every tool's); tools not offered still run when called.
+    Lets many MCP tools be loaded on demand (``ink.mcp.catalogue``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +188,7 @@ async def _model_call(
             model=setup.model,
             system=setup.system_prompt,
             messages=history.messages,
-            tools=[t.spec for t in setup.tools],
+            tools=list(setup.offer(setup.tools)) if setup.offer else [t.spec for t in setup.tools],
             max_tokens=setup.max_tokens,
             options=setup.options,
         )

@@ -20,6 +20,7 @@ from ink.config.rules import Effect, RuleText, parse_rule
 
 if TYPE_CHECKING:
     from ink.config.hooks import HookSpec
+    from ink.config.mcp import McpServerSpec
 
 FIX = "fix the file or remove it"
 
@@ -38,6 +39,7 @@ class ConfigFile:
     providers: dict[str, dict[str, Located]] = field(default_factory=dict)
     rules: list[RuleText] = field(default_factory=list)  # the [permissions] table, in file order
     hooks: list[HookSpec] = field(default_factory=list)  # the [[hooks.EVENT]] tables, in file order
+    mcp_servers: list[McpServerSpec] = field(default_factory=list)  # [mcp.servers.NAME], in file order
 
 
 def read_config_file(path: Path) -> ConfigFile | None:
@@ -109,6 +111,8 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
             from ink.config.hooks import parse_hooks  # only a file with hooks pays for them
 
             result.hooks.extend(parse_hooks(path, text, value))
+        if name == "mcp":
+            result.mcp_servers.extend(_check_mcp(path, text, value))
             continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result
@@ -132,6 +136,18 @@ def _check_providers(path: Path, text: str, value: Any, into: ConfigFile) -> Non
             at = f"{path}:{_line_of(text, header, name)}"
             checked[name] = Located(_check(PROVIDER_KEYS, name, item, at, f"[providers.{provider}]"), at)
         into.providers[provider] = checked
+
+
+def _check_mcp(path: Path, text: str, value: Any) -> list[McpServerSpec]:
+    def where(table: tuple[str, ...], key: str | None) -> str:
+        return f"{path}:{_line_of(text, table, key)}"
+
+    from ink.config.mcp import check_mcp  # only for a file that has an [mcp] table
+
+    try:
+        return check_mcp(value, where)
+    except ConfigError as exc:
+        raise ConfigError(f"config error: {exc} — {FIX}") from None
 
 
 PERMISSION_KEYS: tuple[Effect, ...] = ("allow", "deny")

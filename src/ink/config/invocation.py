@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models"]
+Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models", "mcp"]
 OutputFormat = Literal["text", "stream-json"]
 
 

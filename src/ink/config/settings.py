@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ink.config.catalogue import DEFAULT_PROVIDER, PROVIDERS, ProviderInfo
 from ink.config.errors import ConfigError
@@ -46,6 +46,9 @@ from ink.config.keys import (
 )
 from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
+
+if TYPE_CHECKING:
+    from ink.config.mcp import McpServerSpec
 
 DEFAULTS: dict[str, Any] = {
     "max_iterations": 0,
@@ -111,6 +114,8 @@ class Settings:
     warnings: tuple[str, ...] = ()
     model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
     hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
+    mcp_servers: tuple[McpServerSpec, ...] = ()  # the user's, then the project's (see docs/mcp.md)
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for ${VAR} in MCP env and headers
 
     @property
     def provider_info(self) -> ProviderInfo:
@@ -145,6 +150,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     origins = {name: pick.where for name, pick in picks.items()}
     origins |= {"provider": provider.where, "model": model.where, "base_url": url.where}
     origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
+    servers = mcp_servers(user, project)
     return Settings(
         provider=provider.value,
         model=model.value,
@@ -167,12 +173,30 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         hooks=tuple(user.hooks if user else ()) + _project_hooks(project),
         question_delay=picks["question_delay"].value,
         permission_rules=rules,
-        secrets=_secrets(env, key, user),
+        secrets=_secrets(env, key, user) + _server_secrets(servers, env),
         origins=origins,
         files=tuple(f.path for f in (project, user) if f is not None),
         warnings=tuple(warnings),
         model_path=_model_path(flags.model_path, provider.value, start_dir),
+        mcp_servers=servers,
+        env=dict(env) if servers else {},
     )
+
+
+def _server_secrets(servers: tuple[McpServerSpec, ...], env: Mapping[str, str]) -> tuple[str, ...]:
+    if not servers:
+        return ()
+    from ink.config.mcp import referenced_secrets
+
+    return tuple(referenced_secrets(servers, env))
+
+
+def mcp_servers(user: ConfigFile | None, project: ConfigFile | None) -> tuple[McpServerSpec, ...]:
+    """The user's servers, then the project's; a project server named like one of the user's is
+    dropped: the repository may add servers, never redefine one the user set up."""
+    own = list(user.mcp_servers) if user else []
+    names = {spec.name for spec in own}
+    return tuple(own + [spec for spec in (project.mcp_servers if project else []) if spec.name not in names])
 
 
 class _Layers:
@@ -305,7 +329,8 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
             )
         else:
             rules.append(rule)
-    return ConfigFile(project.path, top, providers, rules, project.hooks)
+    servers = [replace(spec, origin="project") for spec in project.mcp_servers]
+    return ConfigFile(project.path, top, providers, rules, project.hooks, servers)
 
 
 def _project_hooks(project: ConfigFile | None) -> tuple[HookSpec, ...]:

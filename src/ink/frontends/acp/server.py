@@ -141,7 +141,7 @@ class AcpServer(StdioServer):
             "agentCapabilities": {
                 "loadSession": not self.settings.no_session,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "mcpCapabilities": {"http": True, "sse": False},  # stdio is always supported
             },
             "authMethods": [],
             "agentInfo": {"name": "ink", "title": "ink", "version": __version__},
@@ -211,19 +211,26 @@ class AcpServer(StdioServer):
         return next((s for s in self.sessions.values() if s.app.session_id == session_id), None)
 
     def _session_settings(self, params: Mapping[str, Any]) -> Settings:
-        """The process's settings with the session's working directory (``cwd``, absolute). MCP servers
-        are accepted and not connected: ink has no MCP client (its capabilities say so)."""
+        """The process's settings with the session's working directory (``cwd``, absolute) and the
+        editor's MCP servers (``ink.frontends.acp.mcp``) beside those of the config files."""
         cwd = Path(_text_param(params, "cwd"))
         if not cwd.is_absolute():
             raise _invalid(f"cwd must be an absolute path (got {str(cwd)!r})")
         if not cwd.is_dir():
             raise _invalid(f"cwd {str(cwd)!r} is not a directory")
-        servers = params.get("mcpServers", [])
-        if not isinstance(servers, list):
-            raise _invalid("mcpServers must be a list")
-        if servers:
-            log.warning("ink does not connect to MCP servers yet: ignoring %d of them", len(servers))
-        return replace(self.settings, cwd=cwd.resolve())
+        settings = replace(self.settings, cwd=cwd.resolve())
+        raw = params.get("mcpServers", [])
+        if raw == []:
+            return settings
+        from ink.config.mcp import referenced_secrets
+        from ink.frontends.acp.mcp import BadServer, merged, servers_from_acp
+
+        try:
+            editor = servers_from_acp(raw)
+        except BadServer as exc:
+            raise _invalid(str(exc)) from None
+        secrets = (*settings.secrets, *referenced_secrets(tuple(editor), {}))
+        return replace(settings, mcp_servers=merged(settings.mcp_servers, editor), secrets=secrets)
 
 
 def _resumed_app(settings: Settings, session_id: str, force_exit: Callable[[int], None]) -> Any:

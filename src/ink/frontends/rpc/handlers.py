@@ -42,6 +42,7 @@ class Handlers:
             "get_state": lambda _f: self.state(),
             "get_messages": lambda _f: self.messages(),
             "get_queue": lambda _f: self.queue(),
+            "get_mcp": lambda _f: self.mcp(),
             "set_modes": self._set_modes,
             "permission": self._permission,
             "new_session": self._new_session,
@@ -74,6 +75,11 @@ class Handlers:
 
     def messages(self) -> dict[str, Any]:
         return {"messages": [message_to_json(m) for m in self.controller.history.messages]}
+
+    def mcp(self) -> dict[str, Any]:
+        """Each configured MCP server: its state (``starting`` while the app opens), error and tools."""
+        servers = self.app.mcp.statuses() if self.app.mcp is not None else []
+        return {"servers": [status.to_json() for status in servers]}
 
     def queue(self) -> dict[str, Any]:
         return {"queue": [to_json(q) for q in self.controller.queue()]}

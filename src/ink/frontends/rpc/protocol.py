@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     "get_state": (),
     "get_messages": (),
     "get_queue": (),
+    "get_mcp": (),
     "set_modes": (
         FieldSpec("steering", TAKE_MODES, required=False),
         FieldSpec("followUp", TAKE_MODES, required=False),

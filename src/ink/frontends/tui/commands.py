@@ -1,5 +1,5 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``. Each prints what it did into the scrollback; none keeps run-control state of its own.
+``/compact``, ``/mcp``. Each prints what it did into the scrollback; none keeps run-control state of its own.
 
 A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
 """
@@ -111,7 +111,12 @@ def _model(host: CommandHost, args: str) -> None:
     compactor = build_compactor(settings, core.provider, setup, core.usage)
     old = controller.setup  # the hooks stay as they are: only the model changes
     controller.setup = dataclasses.replace(
-        setup, context=compactor, after_tool=old.after_tool, on_prompt=old.on_prompt, on_stop=old.on_stop
+        setup,
+        context=compactor,
+        after_tool=old.after_tool,
+        on_prompt=old.on_prompt,
+        on_stop=old.on_stop,
+        offer=old.offer,
     )
     core.compactor, core.settings = compactor, settings
     if core.session is not None:
@@ -234,6 +239,31 @@ def _expand(host: CommandHost, args: str) -> None:
     host.view.print(header(fold), fold.block)
 
 
+def _mcp(host: CommandHost, args: str) -> None:
+    """``/mcp``: each MCP server, its state and tools; ``/mcp approve NAME``: start a project's server."""
+    from ink.frontends.mcp import format_status
+
+    core = host.core
+    if core.mcp is None:
+        say(host, "no MCP servers configured: add [mcp.servers.NAME] to $INK_HOME/config.toml (docs/mcp.md)")
+        return
+    words = args.split()
+    if len(words) == 2 and words[0] == "approve":
+        from ink.wiring import approve_mcp_server
+
+        problem = approve_mcp_server(core, words[1])
+        say(
+            host,
+            problem or f"approved {words[1]}: starting it; /mcp shows when it is ready",
+            "error" if problem else "info",
+        )
+        return
+    lines = []
+    for status in core.mcp.statuses():
+        lines += [format_status(status), *(f"  {name}" for name in status.tools)]
+    host.view.print(Block("output", "\n".join(lines)))
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -246,6 +276,7 @@ COMMANDS: dict[str, Command] = {
         Command("compact", "/compact [INSTRUCTIONS]", "summarise the older history now", _compact),
         Command("folds", "/folds", "list every tool result of the session, kept whole", _folds),
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
+        Command("mcp", "/mcp [approve NAME]", "MCP servers, their state and tools", _mcp),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )

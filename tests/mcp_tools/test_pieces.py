@@ -1,0 +1,159 @@
+"""The parts of ink's MCP support that need no server: names, configuration, results, approvals."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mcp_types
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ink.config import ConfigError, Flags, load_settings
+from ink.config.mcp import McpServerSpec
+from ink.mcp.names import tool_name
+from ink.mcp.results import convert
+from ink.mcp.trust import McpApprovals
+from tests.cli.inkproc import ink_env
+
+VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+SERVER_NAMES = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)
+
+
+@given(SERVER_NAMES, st.text(min_size=1, max_size=200))
+def test_every_tool_name_is_valid_for_every_provider_and_stable(server: str, tool: str) -> None:
+    name = tool_name(server, tool)
+    assert VALID.match(name)
+    assert name == tool_name(server, tool)
+
+
+@given(SERVER_NAMES, st.text(min_size=1, max_size=100), st.text(min_size=1, max_size=100))
+def test_different_tools_get_different_names(server: str, one: str, other: str) -> None:
+    if one != other:
+        assert tool_name(server, one) != tool_name(server, other)
+
+
+def test_short_plain_names_are_kept_and_long_ones_cut_with_a_hash() -> None:
+    assert tool_name("github", "search_issues") == "mcp__github__search_issues"
+    long = tool_name("a-very-long-server-name", "x" * 80)
+    assert len(long) == 64 and re.search(r"_[0-9a-f]{8}$", long)
+    assert tool_name("s", "a.b") != tool_name("s", "a_b") == "mcp__s__a_b"
+
+
+def settings_from(tmp_path: Path, user: str, project: str = "", **env: str):  # type: ignore[no-untyped-def]
+    home = tmp_path / "inkhome"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(user)
+    if project:
+        (tmp_path / "proj" / ".ink").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "proj" / ".ink" / "config.toml").write_text(project)
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    return load_settings(Flags(), {"INK_HOME": str(home), "HOME": str(tmp_path), **env}, tmp_path / "proj")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ('[mcp.servers.gh]\ncommand = "x"\nurl = "http://h/mcp"\n', 1, "either command (stdio) or url"),
+        ('[mcp.servers.gh]\ncommand = "x"\nargz = []\n', 3, "unknown key 'argz'"),
+        ('[mcp.servers.gh]\ncommand = "x"\nargs = "a b"\n', 3, "must be a list of strings"),
+        ('[mcp.servers.web]\nurl = "ftp://h"\n', 2, "must be an http(s) URL"),
+        ('[mcp.servers."bad name"]\ncommand = "x"\n', 1, "may use only letters"),
+        ('[mcp.servers.gh]\ncommand = "x"\nenabled = "yes"\n', 3, "must be true or false"),
+        ("[mcp]\nserver = 1\n", 2, "unknown key 'server' in [mcp]"),
+    ],
+)
+def test_bad_server_tables_are_errors_at_file_and_line(
+    tmp_path: Path, text: str, line: int, words: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from(tmp_path, text)
+    message = str(caught.value)
+    assert f"config.toml:{line}:" in message and words in message
+
+
+def test_servers_of_both_files_and_their_secrets(tmp_path: Path) -> None:
+    user = (
+        '[mcp.servers.web]\nurl = "http://127.0.0.1:1/mcp"\nheaders = { Authorization = "Bearer ${TOK}" }\n'
+    )
+    project = (
+        '[mcp.servers.web]\ncommand = "evil"\n[mcp.servers.lint]\ncommand = "lint-mcp"\nenabled = false\n'
+    )
+    settings = settings_from(tmp_path, user, project, TOK="tok-123")
+    web, lint = settings.mcp_servers
+    assert (web.origin, web.url, lint.origin, lint.enabled) == (
+        "user",
+        "http://127.0.0.1:1/mcp",
+        "project",
+        False,
+    )
+    assert "tok-123" in settings.secrets  # redacted wherever ink writes
+    assert "tok-123" not in repr(settings)
+
+
+def test_a_project_server_needs_approval_once_per_definition(tmp_path: Path) -> None:
+    approvals = McpApprovals(tmp_path / "inkhome")
+    spec = McpServerSpec("lint", command="lint-mcp", where="/p/.ink/config.toml:3", origin="project")
+    assert approvals.approved(McpServerSpec("own", command="x"))  # the user's own file: no question
+    assert not approvals.approved(spec)
+    approvals.approve(spec)
+    assert approvals.approved(spec)
+    changed = McpServerSpec("lint", command="lint-mcp", args=("--evil",), where=spec.where, origin="project")
+    assert not approvals.approved(changed)
+
+
+def test_every_kind_of_content_is_kept() -> None:
+    result = mcp_types.CallToolResult(
+        content=[
+            mcp_types.TextContent(type="text", text="hello"),
+            mcp_types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
+            mcp_types.EmbeddedResource(
+                type="resource",
+                resource=mcp_types.TextResourceContents(
+                    uri="file:///a.txt", text="inside", mime_type="text/plain"
+                ),
+            ),
+            mcp_types.ResourceLink(type="resource_link", uri="file:///b.txt", name="b"),
+        ],
+        is_error=True,
+    )
+    converted = convert(result)
+    assert converted.is_error
+    assert converted.text.splitlines() == [
+        "hello",
+        "[image: image/png, 8 bytes]",
+        "[resource file:///a.txt (text/plain)]",
+        "inside",
+        "[resource: file:///b.txt (b)]",
+    ]
+    assert [i.mime_type for i in converted.images] == ["image/png"]
+    structured = mcp_types.CallToolResult(content=[], structured_content={"n": 1})
+    assert '"n": 1' in convert(structured).text
+
+
+START_UP = """
+import asyncio, os, sys
+from pathlib import Path
+from ink.config import Flags, load_settings
+from ink.wiring import build_app
+
+async def main():
+    flags = Flags(base_url="http://127.0.0.1:9/v1", no_session=True)
+    app = build_app(load_settings(flags, dict(os.environ), Path(".")))
+    await app.aclose()
+
+asyncio.run(main())
+print(sorted(m for m in sys.modules if "mcp" in m))
+"""
+
+
+def test_start_up_without_servers_imports_nothing_of_mcp(tmp_path: Path) -> None:
+    env = ink_env(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", START_UP], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
