@@ -81,11 +81,16 @@ def test_two_sessions_run_side_by_side_with_their_own_histories(
     assert [u["content"]["text"] for u in ink.updates(first)] == ["for A"]
 
 
-def test_mcp_servers_are_accepted_and_not_connected(start_acp: StartAcp, project: Path) -> None:
+def test_an_editors_mcp_server_that_cannot_start_fails_alone(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+) -> None:
+    fake_server.script(say("still working"))
     ink = start_acp()
     ink.ok("initialize", protocolVersion=1)
     server = {"name": "fs", "command": "/bin/false", "args": [], "env": []}
-    assert ink.ok("session/new", cwd=str(project), mcpServers=[server])["sessionId"]
+    session = ink.ok("session/new", cwd=str(project), mcpServers=[server])["sessionId"]
+    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))
+    assert ink.wait_response(prompt, timeout=60)["result"] == {"stopReason": "end_turn"}
     ink.close_stdin()
     assert ink.wait_exit() == 0
-    assert "MCP" in ink.stderr
+    assert "MCP server fs: " in ink.stderr
