@@ -390,8 +390,6 @@ def add_tools(
     app.controller.setup = replace(setup, tools=tuple(app.tools), system_prompt=prompt, offer=offer)
 
 
-
-
 def permission_hook(settings: Settings, controller: RunController, *, can_ask: bool) -> BeforeToolHook:
     """The settings' permission policy, asking through the controller's broker (R4: a refusal is the
     call's error result). Its notes to the user (print mode's refusals) are warning notices."""

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from ink.agent.events import ToolUpdate
 from ink.config import Flags, Settings, load_settings
 from ink.run.events import RunEnd, RunEvent
@@ -17,12 +19,18 @@ from tests.processes import gone
 from tests.waiting import wait_until
 
 
-def configure(tmp_path: Path, fake: FakeModelServer, servers: str) -> Settings:
+def configure(tmp_path: Path, fake: FakeModelServer, servers: str, protocol: str = "openai") -> Settings:
     home = tmp_path / "inkhome"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(servers)
     env = {"INK_HOME": str(home), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    flags = Flags(base_url=fake.openai_base_url, permission_mode="yolo", no_session=True)
+    flags = Flags(
+        provider=protocol,
+        base_url=fake.base_url(protocol),
+        api_key="k",
+        permission_mode="yolo",
+        no_session=True,
+    )
     return load_settings(flags, env, tmp_path)
 
 
@@ -127,3 +135,35 @@ async def test_a_crash_mid_call_is_an_error_result_and_the_rest_works(
     assert "still readable" in fake_server.requests[2].tool_results()[-1][1]
     assert states["bad"][0] == "failed" and states["hang"][0] == "failed"
     assert "did not start within 1 s" in (states["hang"][1] or "")
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_tool_image_reaches_a_model_that_takes_images(
+    fake_server: FakeModelServer, tmp_path: Path, protocol: str
+) -> None:
+    journal = tmp_path / "journal"
+    settings = configure(tmp_path, fake_server, stdio_table("t", journal), protocol=protocol)
+    fake_server.script(call("mcp__t__picture", {}, id="c1"), say("a red dot"))
+    app = build_app(settings)
+    events = Events(app)
+    try:
+        app.controller.submit("show me")
+        await wait_until(lambda: events.ends(), 120, "the run to end")
+        await app.controller.wait_idle()
+    finally:
+        await app.aclose()
+    assert [e.stop_reason for e in events.ends()] == ["completed"]
+    body = fake_server.requests[1].body
+    sent = json.dumps(body["messages"])
+    assert "iVBORw0KGgo" in sent  # the PNG's base64, as the server sent it
+    if protocol == "anthropic":
+        result = body["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and result["content"][1]["type"] == "image"
+    else:
+        tool, images = body["messages"][-2:]
+        assert tool["role"] == "tool" and "[image: image/png, 69 bytes]" in tool["content"]
+        assert images["role"] == "user" and images["content"][1]["image_url"]["url"].startswith(
+            "data:image/png"
+        )
+    [result] = [m for m in app.controller.history.messages if m.role == "tool_result"]
+    assert result.images is not None and result.images[0].mime_type == "image/png"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -157,3 +158,26 @@ def test_start_up_without_servers_imports_nothing_of_mcp(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_tool_images_survive_the_session_file_and_go_only_to_models_that_take_them() -> None:
+    from ink.ai.anthropic_convert import anthropic_messages
+    from ink.ai.messages import (
+        AssistantMessage,
+        ToolCall,
+        ToolImage,
+        ToolResult,
+        message_from_json,
+        message_to_json,
+    )
+    from ink.ai.openai_convert import openai_messages
+
+    result = ToolResult(
+        "c1", "mcp__t__picture", "[image: image/png, 8 bytes]", images=(ToolImage("image/png", "iVBO"),)
+    )
+    assert message_from_json(message_to_json(result)) == result
+    history = [AssistantMessage((ToolCall("c1", "mcp__t__picture", {}),), "tool_use"), result]
+    assert "iVBO" not in json.dumps(openai_messages("", history))  # a model without images: the text only
+    assert "iVBO" not in json.dumps(anthropic_messages(history))
+    assert "iVBO" in json.dumps(openai_messages("", history, images=True))
+    assert "iVBO" in json.dumps(anthropic_messages(history, images=True))

@@ -187,6 +187,7 @@ class ToolScheduler:
             duration_ms=elapsed_ms,
             interrupted=True if output.interrupted else None,
             details=output.details or None,
+            images=output.images or None,
         )
         return await self._after(call, result)
 

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from ink.agent.abort import AbortSignal
 from ink.ai.details import ToolDetail
-from ink.ai.messages import ToolCall, ToolResult
+from ink.ai.messages import ToolCall, ToolImage, ToolResult
 from ink.ai.provider import ToolSpec
 
 ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "other"]
@@ -54,6 +54,7 @@ class ToolOutput:
     is_error: bool = False
     interrupted: bool = False
     details: tuple[ToolDetail, ...] = ()
+    images: tuple[ToolImage, ...] = ()  # for models that take images (the text should name them)
 
 
 def _ignore(_text: str) -> None:

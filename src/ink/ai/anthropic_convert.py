@@ -22,9 +22,11 @@ from ink.ai.messages import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    ToolImage,
     ToolResult,
     UserMessage,
 )
+from ink.ai.models import lookup
 from ink.ai.provider import ModelRequest, ToolSpec
 
 EMPTY_RESULT = "(no output)"
@@ -36,7 +38,7 @@ def anthropic_body(request: ModelRequest) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": anthropic_messages(request.messages),
+        "messages": anthropic_messages(request.messages, images=lookup(request.model).images),
         "stream": True,
     }
     if request.system.strip():
@@ -51,10 +53,11 @@ def anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in tools]
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def anthropic_messages(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
+    """``images``: the model takes images, so a tool result's images go with it."""
     merged: list[dict[str, Any]] = []
     for message in messages:
-        role, blocks = _convert(message)
+        role, blocks = _convert(message, images)
         if not blocks:
             continue
         if merged and merged[-1]["role"] == role:
@@ -69,7 +72,7 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return merged
 
 
-def _convert(message: Message) -> tuple[str, list[dict[str, Any]]]:
+def _convert(message: Message, images: bool) -> tuple[str, list[dict[str, Any]]]:
     match message:
         case UserMessage(text=text):
             return "user", [{"type": "text", "text": text}] if text.strip() else []
@@ -81,10 +84,16 @@ def _convert(message: Message) -> tuple[str, list[dict[str, Any]]]:
             }
             if message.is_error:
                 block["is_error"] = True
+            if images and message.images:
+                block["content"] = [{"type": "text", "text": block["content"]}, *map(_image, message.images)]
             return "user", [block]
         case AssistantMessage():
             return "assistant", [b for b in map(_assistant_block, message.content) if b is not None]
     raise TypeError(f"not a message: {message!r}")
+
+
+def _image(image: ToolImage) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
 def _assistant_block(block: TextBlock | ThinkingBlock | ToolCall) -> dict[str, Any] | None:

@@ -119,6 +119,16 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolImage:
+    """An image a tool returned (an MCP server's screenshot, say): base64 ``data`` of ``mime_type``. Sent
+    to models that take images (``ModelInfo.images``); for the others, the result's text names it."""
+
+    mime_type: str
+    data: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The one result of one tool call: a history message and the payload of ``tool_settled`` /
     ``tool_end``. ``interrupted`` is set only when an abort stopped the tool (R17, R33). ``details``: what
@@ -131,6 +141,7 @@ class ToolResult:
     duration_ms: int = 0
     interrupted: bool | None = None
     details: tuple[ToolDetail, ...] | None = None
+    images: tuple[ToolImage, ...] | None = None
     role: Literal["tool_result"] = "tool_result"
 
 
@@ -172,6 +183,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
                     is_error=bool(data.get("isError", False)),
                     duration_ms=int(data.get("durationMs", 0)),
                     interrupted=data.get("interrupted"),
+                    images=_images_from_json(data.get("images")),
                     details=_details_from_json(data.get("details")),
                 )
             case other:
@@ -186,6 +198,12 @@ def _details_from_json(value: object) -> tuple[ToolDetail, ...] | None:
     if not isinstance(value, list):
         raise ValueError("tool result details must be a list")
     return tuple(detail_from_json(item) for item in value)
+
+
+def _images_from_json(data: Any) -> tuple[ToolImage, ...] | None:
+    if not data:
+        return None
+    return tuple(ToolImage(str(item["mimeType"]), str(item["data"])) for item in data)
 
 
 def _user_kind(value: object) -> UserKind:

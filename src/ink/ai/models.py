@@ -30,9 +30,11 @@ class ModelInfo:
     cache_read_price: float | None = None
     cache_write_price: float | None = None
     known: bool = True
+    images: bool = True  # takes images in a request (a tool's screenshot); unknown models: assumed not
 
 
-UNKNOWN = ModelInfo("unknown", context_window=128_000, max_output=16_384, known=False)
+UNKNOWN = ModelInfo("unknown", context_window=128_000, max_output=16_384, known=False, images=False)
+TEXT_ONLY = ("o3-mini", "claude-3-5-haiku")
 
 
 def _openai(name: str, window: int, out: int, inp: float, outp: float, cached: float) -> ModelInfo:
@@ -74,6 +76,7 @@ _CATALOGUE: tuple[ModelInfo, ...] = (
     _anthropic("claude-3-opus", 4_096, 15.00, 75.00),
     _anthropic("claude-3-haiku", 4_096, 0.25, 1.25),
 )
+_CATALOGUE = tuple(replace(i, images=False) if i.name in TEXT_ONLY else i for i in _CATALOGUE)
 _BY_NAME = {info.name: info for info in _CATALOGUE}
 
 

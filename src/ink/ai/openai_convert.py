@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ink.ai.messages import AssistantMessage, Message, ToolResult, UserMessage
+from ink.ai.messages import AssistantMessage, Message, ToolImage, ToolResult, UserMessage
+from ink.ai.models import lookup
 from ink.ai.provider import ModelRequest, ToolSpec
 
 EMPTY_RESULT = "(no output)"
@@ -22,7 +23,7 @@ def openai_body(request: ModelRequest, *, max_tokens_field: str = "max_tokens") 
     """``request.options`` are merged last: provider-specific fields (temperature, reasoning_effort...)."""
     body: dict[str, Any] = {
         "model": request.model,
-        "messages": openai_messages(request.system, request.messages),
+        "messages": openai_messages(request.system, request.messages, images=lookup(request.model).images),
         "stream": True,
         "stream_options": {"include_usage": True},
         max_tokens_field: request.max_tokens,
@@ -43,9 +44,19 @@ def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+def openai_messages(
+    system: str, messages: Sequence[Message], *, images: bool = False
+) -> list[dict[str, Any]]:
+    """``images``: the model takes images. A tool message holds text only, so the images of a batch's
+    results follow its last tool message as one user message (tool messages must stay together)."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    pending: list[dict[str, Any]] = []
     for message in messages:
+        if pending and not isinstance(message, ToolResult):
+            out.append(_images_message(pending))
+            pending = []
+        if images and isinstance(message, ToolResult) and message.images:
+            pending += [_image_part(image) for image in message.images]
         match message:
             case UserMessage(text=text):
                 out.append({"role": "user", "content": text})
@@ -61,7 +72,18 @@ def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
                 converted = _assistant(message)
                 if converted is not None:
                     out.append(converted)
+    if pending:
+        out.append(_images_message(pending))
     return out
+
+
+def _image_part(image: ToolImage) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    text = {"type": "text", "text": "The images returned by the tool calls above:"}
+    return {"role": "user", "content": [text, *parts]}
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any] | None:

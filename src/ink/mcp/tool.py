@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from ink.agent.abort import run_unless_aborted
 from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
+from ink.ai.messages import ToolImage
 from ink.ai.provider import ToolSpec
 from ink.mcp.model import RemoteTool
 from ink.mcp.names import tool_name
@@ -82,7 +83,8 @@ class McpTool:
         result = convert(outcome.value)
         if self._on_result is not None:
             self._on_result(result)
-        return ToolOutput(result.text, is_error=result.is_error)
+        images = tuple(ToolImage(image.mime_type, image.data) for image in result.images)
+        return ToolOutput(result.text, is_error=result.is_error, images=images)
 
     def _interrupted(self, elapsed: float, progress: list[str]) -> str:
         head = (
