@@ -111,6 +111,7 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
             from ink.config.hooks import parse_hooks  # only a file with hooks pays for them
 
             result.hooks.extend(parse_hooks(path, text, value))
+            continue
         if name == "mcp":
             result.mcp_servers.extend(_check_mcp(path, text, value))
             continue
