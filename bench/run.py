@@ -17,6 +17,7 @@ BENCHES = {
     "batch": "bench.batch",
     "checkpoints": "bench.checkpoints",
     "tui-keys": "bench.tui_keys",
+    "local": "bench.local_model",
 }
 
 

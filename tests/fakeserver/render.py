@@ -114,7 +114,7 @@ def render_openai(reply: Reply, body: dict[str, Any], next_id: NextId) -> list[I
         elif (item := _control(step)) is not None:
             out.append(item)
     out.append(chunks.chunk({}, OPENAI_STOP.get(reply.stop_reason, reply.stop_reason)))
-    if chunks.include_usage:
+    if chunks.include_usage and reply.report_usage:
         out.append(chunks.usage(reply))
     out.append(b"data: [DONE]\n\n")
     if reply.linger is not None:

@@ -160,5 +160,11 @@ def _finish(ev: _Events, reply: Reply, done: list[dict[str, Any]]) -> None:
     length = reply.stop_reason == "length"
     status = "incomplete" if length else "completed"
     details = {"reason": "max_output_tokens"} if length else None
-    response = ev.response | {"status": status, "output": done, "usage": usage, "incomplete_details": details}
+    reported = usage if reply.report_usage else None
+    response = ev.response | {
+        "status": status,
+        "output": done,
+        "usage": reported,
+        "incomplete_details": details,
+    }
     ev.emit(f"response.{status}", response=response)

@@ -177,6 +177,7 @@ class Reply:
 
     steps: Sequence[Step] = ()
     usage: Usage = field(default_factory=Usage)
+    report_usage: bool = True  # False: the OpenAI-style dialects send no usage at all (some servers don't)
     stop: str | None = None
     fault: Fault | None = None
     chunk_delay: float = 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ink.agent.abort import AbortSignal, run_unless_aborted
 from ink.agent.events import (
@@ -18,6 +18,7 @@ from ink.agent.events import (
 )
 from ink.ai.assembly import MessageBuilder
 from ink.ai.errors import BadResponse, ProviderError
+from ink.ai.estimate import estimated_usage
 from ink.ai.messages import AssistantMessage, StopReason
 from ink.ai.provider import ModelRequest, Provider
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
@@ -69,11 +70,11 @@ async def stream_reply(
         error = exc
     else:
         if outcome.aborted:
-            return _cut_off(partial, "aborted", None, emit)
+            return _cut_off(partial, request, "aborted", None, emit)
         if partial.done is None:
             error = BadResponse("the stream ended without a complete reply", provider=provider.name)
     if error is not None:
-        return _cut_off(partial, "error", error, emit)
+        return _cut_off(partial, request, "error", error, emit)
     assert partial.done is not None
     if not partial.started:
         emit(MessageStart())
@@ -81,10 +82,14 @@ async def stream_reply(
     return ReplyOutcome(partial.done)
 
 
-def _cut_off(partial: _Partial, stop: StopReason, error: ProviderError | None, emit: Emit) -> ReplyOutcome:
-    """Finish a reply that did not arrive whole; its started ``message_start`` always gets its end."""
+def _cut_off(
+    partial: _Partial, request: ModelRequest, stop: StopReason, error: ProviderError | None, emit: Emit
+) -> ReplyOutcome:
+    """Finish a reply that did not arrive whole; its started ``message_start`` always gets its end. Its
+    usage never came: it is estimated (and marked so) when the request reached the service."""
     message = partial.message(stop, str(error) if error else None)
     if partial.started:
+        message = replace(message, usage=estimated_usage(request, message))
         emit(MessageEnd(message, message.usage))
     return ReplyOutcome(message if partial.blocks else None, error)
 

@@ -18,13 +18,19 @@ from ink.ai.details import ToolDetail, detail_from_json
 from ink.ai.jsonform import ALWAYS, to_json
 
 StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
+UsageAccuracy: TypeAlias = Literal["estimated", "missing"]
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts of one model call or a sum of several. ``cost_usd``: their price in US dollars, set
     once where a reply is assembled (``ink.ai.models.priced``); None when the model's prices are unknown,
-    so a sum with an unknown part is unknown, never a silent zero."""
+    so a sum with an unknown part is unknown, never a silent zero.
+
+    ``accuracy`` is None when the service reported the counts. ``"missing"``: it reported none (some
+    compatible servers never do), so the zeros mean *unknown*; ``"estimated"``: counted by ink from the
+    characters sent and received (a reply cut off by an abort or an error, before the service's count
+    came). A sum is as accurate as its least accurate part."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -32,6 +38,7 @@ class Usage:
     cache_write_tokens: int = 0
     cost_usd: float | None = field(default=0.0, metadata={ALWAYS: True})
     reasoning_tokens: int = 0  # the part of output_tokens the model spent reasoning (where reported)
+    accuracy: UsageAccuracy | None = None
 
     def __add__(self, other: Usage) -> Usage:
         known = self.cost_usd is not None and other.cost_usd is not None
@@ -42,6 +49,7 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             (self.cost_usd or 0.0) + (other.cost_usd or 0.0) if known else None,
             self.reasoning_tokens + other.reasoning_tokens,
+            _less_accurate(self.accuracy, other.accuracy),
         )
 
     @property
@@ -54,6 +62,10 @@ class Usage:
     def context_tokens(self) -> int:
         """Tokens the model had in its window for this call: prompt (cached or not) plus its reply."""
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
+
+
+def _less_accurate(a: UsageAccuracy | None, b: UsageAccuracy | None) -> UsageAccuracy | None:
+    return "missing" if "missing" in (a, b) else a or b
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,4 +247,11 @@ def _usage_from_json(data: Mapping[str, Any]) -> Usage:
         cache_write_tokens=int(data.get("cacheWriteTokens", 0)),
         cost_usd=None if data.get("costUsd", 0.0) is None else float(data.get("costUsd", 0.0)),
         reasoning_tokens=int(data.get("reasoningTokens", 0)),
+        accuracy=_accuracy(data.get("accuracy")),
     )
+
+
+def _accuracy(value: object) -> UsageAccuracy | None:
+    if value is None or value in ("estimated", "missing"):
+        return value
+    raise ValueError(f"unknown usage accuracy {value!r}")

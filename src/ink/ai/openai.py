@@ -139,6 +139,7 @@ class _ChunkReader:
         self.last_index = -1
         self.finish_reason: str | None = None
         self.done = False
+        self.usage_seen = False
 
     def feed(self, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
         if chunk.get("error") is not None:
@@ -147,6 +148,7 @@ class _ChunkReader:
         usage = chunk.get("usage")
         if usage is not None:
             self.builder.usage = _usage(usage, self.provider)
+            self.usage_seen = True
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             raise self._bad("'choices' is not a list", chunk)
@@ -238,6 +240,8 @@ class _ChunkReader:
         if not self.done and self.finish_reason is None:
             raise ConnectionFailed("the stream ended before the reply was complete", provider=self.provider)
         yield from self._complete_calls()
+        if not self.usage_seen:  # a server that never counts: unknown, not zero
+            self.builder.usage = Usage(accuracy="missing")
         stop = FINISH.get(self.finish_reason or "stop", "stop")
         if self.builder.has_calls and stop != "error":
             stop = "tool_use"

@@ -152,8 +152,8 @@ class _EventReader:
         response = response if isinstance(response, dict) else {}
         if kind == "response.failed":
             raise _failure(response, self.provider)
-        if response.get("usage") is not None:
-            self.builder.usage = _usage(response["usage"], self.provider)
+        usage = response.get("usage")
+        self.builder.usage = _usage(usage, self.provider) if usage is not None else Usage(accuracy="missing")
         if kind == "response.completed":
             self.stop = "tool_use" if self.builder.has_calls else "stop"
             return

@@ -262,7 +262,8 @@ class TuiApp:
             hint = HINTS["pulled-follow-up"]
         used = usage.session
         prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
-        tokens = f"{_count(prompt)} in · {_count(used.output_tokens)} out"
+        mark = {"estimated": "~", "missing": "≥"}.get(used.accuracy or "", "")  # not the service's count
+        tokens = f"{mark}{_count(prompt)} in · {_count(used.output_tokens)} out"
         cost = "" if usage.session_cost is None else f"${usage.session_cost:.2f}"
         status = Status(
             state,
