@@ -473,12 +473,15 @@ def build_compactor(
 
 def build_provider(settings: Settings) -> Provider:
     """The provider for ``settings.provider``; its module (and httpx) is imported only here."""
+    from ink.config.catalogue import protocol_for
+
     info = settings.provider_info
-    if info.protocol == "anthropic":
+    protocol = protocol_for(info, settings.model)
+    if protocol == "anthropic":
         from ink.ai.anthropic import AnthropicProvider
 
         return AnthropicProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
-    if info.protocol == "openai-responses":
+    if protocol == "openai-responses":
         from ink.ai.openai_responses import OpenAIResponsesProvider
 
         return OpenAIResponsesProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
@@ -523,9 +526,12 @@ def request_options(settings: Settings) -> dict[str, Any]:
     level = settings.thinking
     if level == "off":
         return {}
-    if settings.provider_info.protocol == "openai":
+    from ink.config.catalogue import protocol_for
+
+    protocol = protocol_for(settings.provider_info, settings.model)
+    if protocol == "openai":
         return {"reasoning_effort": level}
-    if settings.provider_info.protocol == "openai-responses":  # summaries: the reasoning shown dimmed
+    if protocol == "openai-responses":  # summaries: the reasoning shown dimmed
         return {"reasoning": {"effort": level, "summary": "auto"}}
     # Anthropic: 1024 <= budget_tokens < max_tokens.
     budget = min(THINKING_BUDGETS[level], settings.max_tokens - 1)

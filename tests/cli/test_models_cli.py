@@ -92,3 +92,12 @@ def test_the_responses_provider_end_to_end(fake_server: FakeModelServer, tmp_pat
     ]
     [(call_id, output)] = second.tool_results()
     assert call_id == "c1" and "alpha" in output
+
+
+def test_a_responses_only_model_is_spoken_to_in_its_api(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    fake_server.script(say("from codex"), say("from gpt-4.1"))
+    env = ink_env(tmp_path, OPENAI_BASE_URL=fake_server.openai_base_url, OPENAI_API_KEY="k")
+    for model in ("gpt-5.1-codex-mini", "gpt-4.1"):
+        done = run_ink(["--model", model, "--no-session", "-p", "hi"], env, tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert [r.path for r in fake_server.requests] == ["/v1/responses", "/v1/chat/completions"]

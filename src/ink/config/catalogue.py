@@ -144,5 +144,20 @@ DEFAULT_PROVIDER = "openai"
 LOCAL_SERVERS = tuple(name for name, info in PROVIDERS.items() if not info.key_required and name != "local")
 
 
+# OpenAI models served only by the Responses API: ``--provider openai`` speaks it for them by itself.
+RESPONSES_ONLY = (
+    "gpt-5-codex", "gpt-5.1-codex", "codex-mini", "gpt-5-pro", "o1-pro", "o3-pro", "o3-deep-research",
+    "o4-mini-deep-research", "computer-use-preview",
+)  # fmt: skip
+
+
+def protocol_for(info: ProviderInfo, model: str) -> Protocol:
+    """The protocol to speak to ``info``'s service about ``model``: the provider's own, except for the
+    OpenAI models that exist only in the Responses API (by name or a dated/sized variant of one)."""
+    if info.name == "openai" and any(model == m or model.startswith(m + "-") for m in RESPONSES_ONLY):
+        return "openai-responses"
+    return info.protocol
+
+
 def provider_names() -> tuple[str, ...]:
     return tuple(PROVIDERS)
