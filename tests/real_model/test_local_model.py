@@ -19,7 +19,7 @@ from tests.cli.inkproc import run_ink
 from tests.rpc.client import RpcClient
 from tests.waiting import poll_until
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]  # a model on a busy two-core machine
 LOCAL = ["--provider", "local", "--no-session", "--permission-mode", "yolo"]
 TOOL_PROMPT = 'Reply with exactly this and nothing else: <tool_call>\n{"name": "ls", "arguments": {"path": "."}}\n</tool_call>'  # noqa: E501
 STARTUP = 300.0  # loading plus the first prompt (ink's system prompt) on a busy two-core machine
