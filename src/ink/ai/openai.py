@@ -69,10 +69,7 @@ class OpenAIProvider(SseProvider):
         return f"{self.base_url}/chat/completions"
 
     def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return self.http.headers(headers)
+        return bearer_headers(self._api_key, self.http)
 
     async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         body = openai_body(request, max_tokens_field=self.max_tokens_field)
@@ -95,6 +92,15 @@ class OpenAIProvider(SseProvider):
             for event in reader.finish():
                 yield event
             await drain(events)
+
+
+def bearer_headers(api_key: str | None, http: HttpEndpoint) -> dict[str, str]:
+    """The headers of an OpenAI-style streaming request (both OpenAI APIs): JSON in, SSE out, the key
+    as a bearer token when there is one."""
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    return http.headers(headers)
 
 
 @dataclass

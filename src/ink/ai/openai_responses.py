@@ -25,11 +25,11 @@ from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
+from ink.ai.openai import OPENAI_BASE_URL, bearer_headers
 from ink.ai.openai_responses_convert import responses_body
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 TEXT_EVENTS = ("response.output_text.delta", "response.refusal.delta")
 REASONING_EVENTS = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
 END_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -60,10 +60,7 @@ class OpenAIResponsesProvider(SseProvider):
         return f"{self.base_url}/responses"
 
     def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return self.http.headers(headers)
+        return bearer_headers(self._api_key, self.http)
 
     async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         reader = _EventReader(MessageBuilder(request.model, self.name), self.name)
