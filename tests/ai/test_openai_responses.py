@@ -174,3 +174,24 @@ async def test_failures_before_content_are_retried_and_mapped(
     fake_server.script(*[Fault.http(429, retry_after=0.01)] * 3)
     with pytest.raises(RateLimited):
         await collect(provider, make_request())
+
+
+def test_a_session_that_switches_provider_sends_each_service_only_its_own_reasoning() -> None:
+    from ink.ai.anthropic_convert import anthropic_body
+
+    openai_reasoning = json.dumps(
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}
+    )
+    reply = AssistantMessage(
+        (
+            ThinkingBlock("mine", openai_reasoning),
+            ThinkingBlock("theirs", "anthropic-sig"),
+            ToolCall("c1", "read", {}),
+        ),
+        "tool_use",
+    )
+    history = [UserMessage("hi"), reply, ToolResult("c1", "read", "A")]
+    sent = anthropic_body(make_request(history))["messages"][1]["content"]
+    assert [b.get("signature") for b in sent if b["type"] == "thinking"] == ["anthropic-sig"]
+    items = responses_input(history)
+    assert [i.get("id") for i in items if i.get("type") == "reasoning"] == ["rs_1"]

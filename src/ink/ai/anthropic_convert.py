@@ -27,6 +27,7 @@ from ink.ai.messages import (
     UserMessage,
 )
 from ink.ai.models import lookup
+from ink.ai.openai_responses_convert import reasoning_item
 from ink.ai.provider import ModelRequest, ToolSpec
 
 EMPTY_RESULT = "(no output)"
@@ -103,8 +104,11 @@ def _assistant_block(block: TextBlock | ThinkingBlock | ToolCall) -> dict[str, A
         case ThinkingBlock(signature=data, redacted=True):
             return {"type": "redacted_thinking", "data": data} if data else None
         case ThinkingBlock(thinking=thinking, signature=signature):
-            # Without its signature the API rejects the block; dropping it only loses old reasoning.
-            return {"type": "thinking", "thinking": thinking, "signature": signature} if signature else None
+            # Without its signature the API rejects the block; dropping it only loses old reasoning. So is
+            # OpenAI's encrypted reasoning (a session that switched provider): it is no Anthropic proof.
+            if not signature or reasoning_item(block) is not None:
+                return None
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
         case ToolCall():
             return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.arguments)}
 
