@@ -349,5 +349,5 @@ def missing_key_problem(settings: Settings) -> str | None:
         return None
     return (
         f"no API key for {info.name}: set {info.key_env} (or pass --api-key); {info.key_help}, "
-        f"or choose another provider with --provider"
+        f"or choose another provider with --provider (no key at all? try --provider local)"
     )
