@@ -62,8 +62,8 @@ def _ready(ink: RpcClient) -> str:
     """Wait until the frontend answers (the server is up by then); the server's base URL."""
     ink.send_json({"type": "get_state", "id": "ready"})
     ink.wait_response("ready", timeout=STARTUP)
-    found = re.search(r"ready in [\d.]+ s at (\S+)", ink.stderr())
-    assert found, ink.stderr()
+    found = re.search(r"ready in [\d.]+ s at (\S+)", ink.stderr)
+    assert found, ink.stderr
     return found.group(1)
 
 
