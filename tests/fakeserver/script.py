@@ -177,12 +177,12 @@ class Reply:
 
     steps: Sequence[Step] = ()
     usage: Usage = field(default_factory=Usage)
-    report_usage: bool = True  # False: the OpenAI-style dialects send no usage at all (some servers don't)
     stop: str | None = None
     fault: Fault | None = None
     chunk_delay: float = 0.0
     model: str | None = None
     linger: Gate | None = None  # held open at this gate after the protocol's last event
+    report_usage: bool = True  # False: the OpenAI-style dialects send no usage at all (some servers don't)
 
     @property
     def stop_reason(self) -> str:
