@@ -22,7 +22,7 @@ async def test_a_server_that_reports_no_usage_gives_unknown_usage(
         return  # Anthropic reports usage in every message_start: there is no such server
     fake_server.script(Reply([text("hi")], report_usage=False))
     usage = done_message(await collect(provider, make_request())).usage
-    assert usage.accuracy == "missing" and usage.output_tokens == 0
+    assert usage.accuracy == "missing" and usage.output_tokens == 0 and usage.cost_usd is None  # unknown
     fake_server.script(Reply([text("hi")], usage=FakeUsage(input_tokens=12, output_tokens=3)))
     counted = done_message(await collect(provider, make_request())).usage
     assert counted.accuracy is None and (counted.input_tokens, counted.output_tokens) == (12, 3)

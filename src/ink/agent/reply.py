@@ -20,6 +20,7 @@ from ink.ai.assembly import MessageBuilder
 from ink.ai.errors import BadResponse, ProviderError
 from ink.ai.estimate import estimated_usage
 from ink.ai.messages import AssistantMessage, StopReason
+from ink.ai.models import priced
 from ink.ai.provider import ModelRequest, Provider
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
@@ -89,7 +90,7 @@ def _cut_off(
     usage never came: it is estimated (and marked so) when the request reached the service."""
     message = partial.message(stop, str(error) if error else None)
     if partial.started:
-        message = replace(message, usage=estimated_usage(request, message))
+        message = replace(message, usage=priced(estimated_usage(request, message), message.model))
         emit(MessageEnd(message, message.usage))
     return ReplyOutcome(message if partial.blocks else None, error)
 

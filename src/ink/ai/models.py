@@ -100,7 +100,10 @@ def _match(name: str) -> ModelInfo | None:
 
 def priced(usage: Usage, model: str | ModelInfo) -> Usage:
     """``usage`` with its ``cost_usd``: the one place ink prices a model call. A call that used no
-    tokens costs 0 even for a model without known prices."""
+    tokens costs 0 even for a model without known prices; one whose counts the server never reported
+    (``accuracy="missing"``) has an unknown price."""
+    if usage.accuracy == "missing":
+        return replace(usage, cost_usd=None)
     return replace(usage, cost_usd=cost(usage, model) if usage.counts else 0.0)
 
 
