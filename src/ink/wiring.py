@@ -473,21 +473,29 @@ def build_compactor(
 
 def build_provider(settings: Settings) -> Provider:
     """The provider for ``settings.provider``; its module (and httpx) is imported only here."""
+    from ink.ai.http import RequestTimeouts
     from ink.config.catalogue import protocol_for
 
     info = settings.provider_info
     protocol = protocol_for(info, settings.model)
+    timeouts = RequestTimeouts(settings.connect_timeout, settings.first_byte_timeout, settings.idle_timeout)
     if protocol == "anthropic":
         from ink.ai.anthropic import AnthropicProvider
 
-        return AnthropicProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
+        return AnthropicProvider(
+            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+        )
     if protocol == "openai-responses":
         from ink.ai.openai_responses import OpenAIResponsesProvider
 
-        return OpenAIResponsesProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
+        return OpenAIResponsesProvider(
+            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+        )
     from ink.ai.openai import OpenAIProvider
 
-    return OpenAIProvider(api_key=settings.api_key, base_url=settings.base_url, name=info.name)
+    return OpenAIProvider(
+        api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+    )
 
 
 def build_tools(settings: Settings, processes: ProcessRegistry) -> list[Tool]:

@@ -117,7 +117,9 @@ class Gate:
 
 
 Step: TypeAlias = Text | Thinking | ToolCallStep | Gate | Disconnect | Malformed | Raw | Pause
-FaultKind: TypeAlias = Literal["http", "disconnect", "end", "malformed", "stall", "context_overflow"]
+FaultKind: TypeAlias = Literal[
+    "http", "disconnect", "end", "malformed", "stall", "context_overflow", "hang", "keep_alive", "empty"
+]
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class Fault:
     after: int = 0
     raw: str = '{"broken": '
     gate: Gate | None = None
+    seconds: float = 30.0  # hang / keep_alive: how long before the server gives up itself
+    interval: float = 0.01  # keep_alive: between two keep-alives
 
     @staticmethod
     def http(
@@ -167,6 +171,23 @@ class Fault:
     @staticmethod
     def stall_after(chunks: int, gate: Gate) -> Fault:
         return Fault("stall", after=chunks, gate=gate)
+
+    @staticmethod
+    def hang(seconds: float = 30.0) -> Fault:
+        """Read the request and answer nothing, not even headers, until the client leaves (or
+        ``seconds`` pass: then cut, so a test bug fails instead of hanging)."""
+        return Fault("hang", seconds=seconds)
+
+    @staticmethod
+    def keep_alive(interval: float = 0.01, seconds: float = 30.0) -> Fault:
+        """Answer 200 and then only keep-alives, every ``interval``, until the client leaves: SSE comment
+        lines, and for Anthropic also ``ping`` events. Each keep-alive counts in ``chunks_sent``."""
+        return Fault("keep_alive", seconds=seconds, interval=interval)
+
+    @staticmethod
+    def empty() -> Fault:
+        """Answer 200 with an event-stream body that ends at once, holding no event."""
+        return Fault("empty")
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,9 @@ class FakeModelServer:
         if fault is not None and fault.kind in ("http", "context_overflow"):
             self._send_fault(h, request, fault)
             return
+        if fault is not None and fault.kind in ("hang", "keep_alive", "empty"):
+            _Stream(self, h, request, 0.0).silent(fault)
+            return
         if request.protocol == "responses":
             rendered = render_responses(reply, request.body, self.next_id, self.issued)
         else:
@@ -354,6 +357,39 @@ class _Stream:
         self.server, self.h, self.request, self.delay = server, h, request, delay
 
     def run(self, items: list[Item]) -> None:
+        self._headers()
+        self._end(self._write_all(items))
+
+    def silent(self, fault: Fault) -> None:
+        """The faults that say nothing: ``hang`` (no headers), ``keep_alive`` (only keep-alives),
+        ``empty`` (a 200 whose body ends at once)."""
+        if fault.kind == "hang":
+            held = self._hold(None, fault.seconds)
+            self._end("client_left" if held == "client_left" else "disconnected")
+            return
+        self._headers()
+        if fault.kind == "empty":
+            self._write(b"0\r\n\r\n")
+            self._end("completed")
+            return
+        self._end(self._keep_alive(fault))
+
+    def _keep_alive(self, fault: Fault) -> str:
+        pieces = [b": keep-alive\n\n"]
+        if self.request.protocol == "anthropic":
+            pieces.append(b'event: ping\ndata: {"type": "ping"}\n\n')
+        deadline = time.monotonic() + fault.seconds
+        for piece in itertools.cycle(pieces):
+            if not self._write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n"):
+                return "client_left"
+            self.request.chunks_sent += 1
+            if time.monotonic() > deadline:
+                return "disconnected"
+            if (held := self._hold(None, fault.interval)) != "go":
+                return held
+        return "disconnected"  # not reached: the cycle never ends
+
+    def _headers(self) -> None:
         h, r = self.h, self.request
         r.status = 200
         h.send_response(200)
@@ -362,7 +398,9 @@ class _Stream:
         h.send_header("transfer-encoding", "chunked")
         h.send_header("request-id" if r.protocol == "anthropic" else "x-request-id", f"req_fake{r.index}")
         h.end_headers()
-        outcome = self._write_all(items)
+
+    def _end(self, outcome: str) -> None:
+        h, r = self.h, self.request
         if outcome != "completed":
             h.close_connection = True
             if outcome in ("disconnected", "gate_timeout", "stopped"):

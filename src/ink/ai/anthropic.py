@@ -17,7 +17,7 @@ import httpx
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ThinkingBlock, ToolCall, Usage
 from ink.ai.provider import ModelRequest
@@ -52,6 +52,7 @@ class AnthropicProvider(SseProvider):
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
+        timeouts: RequestTimeouts | None = None,
         name: str = "anthropic",
     ) -> None:
         self.name = name
@@ -62,6 +63,7 @@ class AnthropicProvider(SseProvider):
             transport=transport,
             retry=retry,
             headers=headers,
+            timeouts=timeouts,
         )
 
     @property
@@ -86,6 +88,7 @@ class AnthropicProvider(SseProvider):
             headers=self._headers(),
             body=anthropic_body(request),
             provider=self.name,
+            timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:

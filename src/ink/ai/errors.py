@@ -7,7 +7,8 @@
     ├── ServerError               other 5xx
     ├── ContextOverflow           the prompt does not fit the model's window
     ├── BadRequest                other 4xx: the request itself is wrong
-    ├── ConnectionFailed          no connection, reset, timeout, or the stream broke off
+    ├── ConnectionFailed          no connection, reset, connect timeout, or the stream broke off
+    ├── Silent                    connected, then no answer within the first-byte or idle timeout
     ├── BadResponse               the server answered something that is not the protocol
     └── Refused                   the service stopped the reply itself (content filter, refusal)
 
@@ -64,6 +65,11 @@ class BadRequest(ProviderError):
 
 class ConnectionFailed(ProviderError):
     retryable = True
+
+
+class Silent(ProviderError):
+    """The server took the request and then said nothing (keep-alives count as nothing) for longer than a
+    configured timeout. Not retried: a server that hung once is waited for again only if the user asks."""
 
 
 class BadResponse(ProviderError):

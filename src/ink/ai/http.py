@@ -6,6 +6,13 @@ event* (HTTP 408/409/429/5xx, connection errors, an error event opening a 200 st
 exponential backoff and jitter, honouring ``retry-after``; each retry is announced by yielding
 ``RetryScheduled`` first. Once content has been yielded nothing is retried: the consumer has shown it.
 
+Deadlines (``RequestTimeouts``, docs/config.md): connecting is bounded by ``connect``; from sending the
+request to its first event by ``first_byte``; between events by ``idle``. SSE comments and Anthropic
+``ping`` events are keep-alives: they prove the connection lives, not that the model answers, so they
+count as silence. A timeout after connecting raises ``Silent``, and a 200 answer whose stream holds no
+event at all raises ``BadResponse``: neither is retried (the server answered; asking again would only
+repeat the wait or the empty answer).
+
 Cancellation: the response lives in ``async with client.stream(...)``, so cancelling the consumer (the
 abort) or any error closes the connection before the exception leaves this module.
 """
@@ -14,21 +21,39 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
-from ink.ai.errors import BadResponse, ProviderError, RateLimited
+from ink.ai.errors import BadResponse, ProviderError, RateLimited, Silent
 from ink.ai.http_errors import error_from_response, error_from_transport
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
+T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 429})
-DEFAULT_TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=60.0, pool=30.0)
+KEEP_ALIVE_EVENTS = frozenset({"ping"})  # Anthropic's keep-alive; SSE comments never reach us as events
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimeouts:
+    """Seconds. ``connect``: to open the connection; ``first_byte``: from sending the request to its first
+    event; ``idle``: between two events. Keep-alives do not count as events."""
+
+    connect: float = 15.0
+    first_byte: float = 300.0
+    idle: float = 300.0
+
+    def for_httpx(self) -> httpx.Timeout:
+        """httpx's own limits; reading is bounded by the deadlines of ``stream_sse`` instead."""
+        return httpx.Timeout(connect=self.connect, read=None, write=60.0, pool=self.connect)
+
+
+DEFAULT_TIMEOUTS = RequestTimeouts()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +89,15 @@ def is_retryable(error: ProviderError) -> bool:
 
 
 def new_client(
-    base_url: str, transport: httpx.AsyncBaseTransport | None = None, timeout: httpx.Timeout | None = None
+    base_url: str, transport: httpx.AsyncBaseTransport | None = None, timeouts: RequestTimeouts | None = None
 ) -> httpx.AsyncClient:
     """A client for one provider. Whoever creates it closes it (``aclose``).
 
     For a plain-http base URL (a local server) the CA bundle is not loaded: no TLS is used and
     redirects are not followed, so certificates never matter, and start-up saves ~30 ms."""
     secure = not base_url.startswith("http://")
-    return httpx.AsyncClient(transport=transport, timeout=timeout or DEFAULT_TIMEOUT, verify=secure)
+    limits = (timeouts or DEFAULT_TIMEOUTS).for_httpx()
+    return httpx.AsyncClient(transport=transport, timeout=limits, verify=secure)
 
 
 Attempt = Callable[[], AsyncGenerator[StreamEvent, None]]
@@ -110,11 +136,13 @@ async def stream_sse(
     headers: Mapping[str, str],
     body: Mapping[str, Any],
     provider: str,
+    timeouts: RequestTimeouts = DEFAULT_TIMEOUTS,
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """Yield the server-sent events of one streaming POST. Raises a ``ProviderError``: the mapped HTTP
-    error, ``ConnectionFailed`` (also when the stream broke off), ``BadResponse`` (not an event
-    stream). Leaving early (``aclose``) closes the response at once."""
-    async with aclosing(_one_attempt(client, url, headers, body, provider)) as events:
+    """Yield the server-sent events of one streaming POST, keep-alives left out. Raises a
+    ``ProviderError``: the mapped HTTP error, ``ConnectionFailed`` (also when the stream broke off),
+    ``Silent`` (a deadline of ``timeouts`` passed), ``BadResponse`` (not an event stream, or a 200 with
+    no event). Leaving early (``aclose``) closes the response at once."""
+    async with aclosing(_one_attempt(client, url, headers, body, provider, timeouts)) as events:
         async for event in events:
             yield event
 
@@ -132,27 +160,80 @@ async def drain(events: AsyncGenerator[ServerSentEvent, None], limit: float = 0.
 
 
 async def _one_attempt(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any], provider: str
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    provider: str,
+    timeouts: RequestTimeouts,
 ) -> AsyncGenerator[ServerSentEvent, None]:
+    clock = _Deadline(timeouts, url, provider)
     streamed = False
     try:
-        async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+        async with AsyncExitStack() as stack:
+            response = await clock.bound(stack.enter_async_context(_post(client, url, headers, body)))
             if response.status_code >= 400:
-                await response.aread()
+                await clock.bound(response.aread())
                 raise error_from_response(response, provider)
-            async for event in EventSource(response).aiter_sse():
+            events = EventSource(response).aiter_sse()
+            while (event := await clock.bound(anext(events, None))) is not None:
+                if event.event in KEEP_ALIVE_EVENTS:
+                    continue
                 streamed = True
                 yield event
+                clock.restart()
+            if not streamed:
+                raise BadResponse(
+                    f"{url} answered {response.status_code} with an empty event stream (no event at all); "
+                    "not retried",
+                    provider=provider,
+                )
     except httpx.HTTPError as exc:
         raise error_from_transport(exc, url, provider, streamed=streamed) from exc
     except SSEError as exc:
         raise BadResponse(f"{url} did not answer with an event stream: {exc}", provider=provider) from exc
 
 
+def _post(
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
+) -> AbstractAsyncContextManager[httpx.Response]:
+    return client.stream("POST", url, headers=dict(headers), json=body)
+
+
+class _Deadline:
+    """The time by which the server must say something: ``first_byte`` after the request starts, then
+    ``idle`` after each event (counted from when the consumer asks for the next one, so its own pauses
+    are not the server's silence). ``bound`` runs one await under it and raises ``Silent`` when it
+    passes; the timer never runs while the generator is suspended at a ``yield``."""
+
+    def __init__(self, timeouts: RequestTimeouts, url: str, provider: str) -> None:
+        self.timeouts, self.url, self.provider = timeouts, url, provider
+        self.first = True
+        self.at = asyncio.get_running_loop().time() + timeouts.first_byte
+
+    def restart(self) -> None:
+        self.first = False
+        self.at = asyncio.get_running_loop().time() + self.timeouts.idle
+
+    async def bound(self, awaitable: Awaitable[T]) -> T:
+        try:
+            async with asyncio.timeout_at(self.at):
+                return await awaitable
+        except TimeoutError:
+            raise self._silent() from None
+
+    def _silent(self) -> Silent:
+        if self.first:
+            what = f"no answer from {self.url} within first_byte_timeout = {self.timeouts.first_byte:g} s"
+        else:
+            what = f"{self.url} went silent mid-reply for idle_timeout = {self.timeouts.idle:g} s"
+        return Silent(f"{what} (keep-alives count as silence); not retried", provider=self.provider)
+
+
 class HttpEndpoint:
-    """What every provider needs of HTTP: its base URL and retry policy, its own headers merged with the
-    caller's, and a client it either borrows (``client``, closed by its owner) or creates on first use
-    (from ``transport``) and closes in ``aclose``."""
+    """What every provider needs of HTTP: its base URL, retry policy and timeouts, its own headers merged
+    with the caller's, and a client it either borrows (``client``, closed by its owner) or creates on
+    first use (from ``transport``) and closes in ``aclose``."""
 
     def __init__(
         self,
@@ -162,9 +243,11 @@ class HttpEndpoint:
         transport: httpx.AsyncBaseTransport | None,
         retry: RetryPolicy | None,
         headers: Mapping[str, str] | None,
+        timeouts: RequestTimeouts | None = None,
     ) -> None:
         self.base_url = base_url
         self.retry = retry or RetryPolicy()
+        self.timeouts = timeouts or DEFAULT_TIMEOUTS
         self._extra_headers = dict(headers or {})
         self._client = client
         self._owns_client = client is None
@@ -176,7 +259,7 @@ class HttpEndpoint:
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = new_client(self.base_url, self._transport)
+            self._client = new_client(self.base_url, self._transport, self.timeouts)
         return self._client
 
     async def aclose(self) -> None:

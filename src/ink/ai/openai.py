@@ -19,7 +19,7 @@ import httpx
 
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai_convert import openai_body
@@ -53,13 +53,19 @@ class OpenAIProvider(SseProvider):
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
+        timeouts: RequestTimeouts | None = None,
         max_tokens_field: str | None = None,
         name: str = "openai",
     ) -> None:
         self.name = name
         self._api_key = api_key
         self.http = HttpEndpoint(
-            base_url.rstrip("/"), client=client, transport=transport, retry=retry, headers=headers
+            base_url.rstrip("/"),
+            client=client,
+            transport=transport,
+            retry=retry,
+            headers=headers,
+            timeouts=timeouts,
         )
         default_field = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         self.max_tokens_field = max_tokens_field or default_field
@@ -80,6 +86,7 @@ class OpenAIProvider(SseProvider):
             headers=self._headers(),
             body=body,
             provider=self.name,
+            timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:

@@ -22,7 +22,7 @@ import httpx
 
 from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai import OPENAI_BASE_URL, bearer_headers
@@ -48,11 +48,17 @@ class OpenAIResponsesProvider(SseProvider):
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         name: str = "openai-responses",
+        timeouts: RequestTimeouts | None = None,
     ) -> None:
         self.name = name
         self._api_key = api_key
         self.http = HttpEndpoint(
-            base_url.rstrip("/"), client=client, transport=transport, retry=retry, headers=headers
+            base_url.rstrip("/"),
+            client=client,
+            transport=transport,
+            retry=retry,
+            headers=headers,
+            timeouts=timeouts,
         )
 
     @property
@@ -70,6 +76,7 @@ class OpenAIResponsesProvider(SseProvider):
             headers=self._headers(),
             body=responses_body(request),
             provider=self.name,
+            timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for item in events:

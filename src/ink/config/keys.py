@@ -71,6 +71,9 @@ TOP_KEYS = _keys(
     Key("kill_delay", float, minimum=0, maximum=2, help="TERM to KILL delay for tool processes (R35)"),
     Key("thinking", str, THINKING_LEVELS, help="reasoning effort where the model supports it"),
     Key("max_tokens", int, minimum=1, help="output token limit of one model reply"),
+    Key("connect_timeout", float, minimum=0.01, maximum=600, help="seconds to connect to the model service"),
+    Key("first_byte_timeout", float, minimum=0.01, maximum=86400, help="seconds to a reply's first event"),
+    Key("idle_timeout", float, minimum=0.01, maximum=86400, help="seconds of silence mid-reply"),
 )
 
 # Keys allowed in a ``[providers.<name>]`` table: defaults for that provider only.

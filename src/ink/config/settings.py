@@ -61,6 +61,9 @@ DEFAULTS: dict[str, Any] = {
     "question_delay": 0.5,
     "thinking": "off",
     "max_tokens": 8192,
+    "connect_timeout": 15.0,  # the same defaults as ink.ai.http.RequestTimeouts (not imported: httpx)
+    "first_byte_timeout": 300.0,
+    "idle_timeout": 300.0,
 }
 DEFAULT_LAYER, USER_LAYER, PROJECT_LAYER, ENV_LAYER, FLAG_LAYER = range(5)
 
@@ -107,6 +110,9 @@ class Settings:
     debug: bool = False
     permission_timeout: float = 300.0  # seconds a permission question waits; 0: no limit
     question_delay: float = 0.5  # seconds a question is shown before its answer keys count (TUI)
+    connect_timeout: float = 15.0  # seconds; the model request's deadlines (docs/config.md)
+    first_byte_timeout: float = 300.0
+    idle_timeout: float = 300.0
     permission_rules: tuple[RuleText, ...] = ()  # flags first, then the project's denies, then the user's
     secrets: tuple[str, ...] = field(default=(), repr=False)  # values to redact wherever ink writes text
     origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
@@ -172,6 +178,9 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         permission_timeout=picks["permission_timeout"].value,
         hooks=tuple(user.hooks if user else ()) + _project_hooks(project),
         question_delay=picks["question_delay"].value,
+        connect_timeout=picks["connect_timeout"].value,
+        first_byte_timeout=picks["first_byte_timeout"].value,
+        idle_timeout=picks["idle_timeout"].value,
         permission_rules=rules,
         secrets=_secrets(env, key, user) + _server_secrets(servers, env),
         origins=origins,
