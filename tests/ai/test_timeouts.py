@@ -74,7 +74,7 @@ async def test_silence_mid_reply_hits_idle_timeout(fake_server: FakeModelServer,
     fake_server.script(Reply([text("partial "), text("more")], fault=Fault.stall_after(first_text, held)))
     provider = timed_provider(protocol, fake_server, RequestTimeouts(first_byte=30, idle=0.3))
     seen: list[object] = []
-    with pytest.raises(Silent, match="idle_timeout = 0.3 s"):
+    with pytest.raises(Silent, match=r"idle_timeout = 0\.3 s"):
         async for event in provider.stream(make_request()):
             seen.append(event)
     await provider.aclose()
