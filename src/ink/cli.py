@@ -165,7 +165,9 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
         if warning is not None:
             print(f"ink: warning: {warning}", file=sys.stderr)
     from ink.store import SessionError
+    from ink.tools import orphans
 
+    orphans.enable()  # this process runs commands: their detached descendants come back to it (R35)
     try:
         status = frontend.main(settings, invocation)
     except SessionError as exc:  # --continue / --resume named nothing usable: bad input

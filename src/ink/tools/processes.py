@@ -5,7 +5,9 @@ environment (``INK_PROCESS_TOKEN``) that its descendants inherit. Ending an entr
 tree, then SIGTERM to every group and process found, SIGKILL after the kill delay to whatever is left,
 and reporting what is still alive as a ``Survivor``. The tree is found three ways, because each misses
 something: the process group (misses ``setsid`` escapees), the leader's descendants (miss orphans that
-were re-parented), and the environment token (misses processes that cleared their environment).
+were re-parented), and the environment token (misses processes that cleared their environment). What
+all three miss (a detached, environment-less orphan) is re-parented to ink itself, the subreaper
+(``ink.tools.orphans``): claimed by the entry it escaped from, or ended with everything on abort and exit.
 
 Signals go only to processes proven ours (token, recorded pid with its start time, or a live group
 leader with its start time), so a recycled pid or group id is never hit.
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ink.lazy import lazy_module
+from ink.tools import orphans
 
 if TYPE_CHECKING:
     import psutil
@@ -126,38 +129,50 @@ class ProcessRegistry:
             if e.token in living_tokens or _verified(e.pid, e.create_time) is not None or _seen_alive(e)
         ]
 
-    async def terminate(self, entries: Iterable[ProcessEntry], kill_delay: float) -> Termination:
-        """TERM, then after ``kill_delay`` (capped at 2 s) KILL, every process of ``entries``' trees.
+    def claim_orphans(self, entry: ProcessEntry) -> None:
+        """At the end of ``entry``'s command: make the orphans that appeared meanwhile its own, and reap
+        the ones that already ended."""
+        orphans.reap()
+        orphans.claim(entry.seen)
+
+    async def terminate(
+        self, entries: Iterable[ProcessEntry], kill_delay: float, *, with_orphans: bool = False
+    ) -> Termination:
+        """TERM, then after ``kill_delay`` (capped at 2 s) KILL, every process of ``entries``' trees
+        (and with ``with_orphans`` every unclaimed orphan, ``ink.tools.orphans``).
 
         Returns the strongest signal used and the survivors. Entries whose processes are all gone are
-        forgotten; entries with survivors stay registered. Bounded: at most the kill delay plus
-        ``KILL_CONFIRM_SECONDS``. On cancellation, what was signalled stays signalled.
+        forgotten; entries with survivors stay registered. Ended orphans are reaped. Bounded: at most the
+        kill delay plus ``KILL_CONFIRM_SECONDS``. On cancellation, what was signalled stays signalled.
         """
         chosen = list(entries)
         kill_delay = min(max(kill_delay, 0.0), MAX_KILL_DELAY)
-        known = _living(_known_members(chosen))
+        known = _living(_known_members(chosen) + (orphans.unclaimed() if with_orphans else []))
         _signal_all(known, signal.SIGTERM)  # their groups at once, before the slower full scan (R35)
-        targets = _find_tree(chosen)
+        targets = _find_tree(chosen, with_orphans)
         if not known and not _living(targets):
             self._forget(chosen)
+            orphans.reap()
             return Termination(None, ())
         _signal_all(targets, signal.SIGTERM)
         remaining = await _wait_gone(targets, kill_delay)
         used = "SIGTERM"
-        again = _living(_find_tree(chosen))  # also children forked meanwhile, or missed by the first scan
+        again = _living(_find_tree(chosen, with_orphans))  # also children forked meanwhile, or missed
         if remaining or again:
             used = "SIGKILL"
             targets = again
             _signal_all(targets, signal.SIGKILL)
             remaining = await _wait_gone(targets, KILL_CONFIRM_SECONDS)
+        orphans.reap()
         survivors = tuple(_survivor(proc, used) for proc in remaining)
         if not survivors:
             self._forget(chosen)
         return Termination(used, survivors)
 
     async def terminate_all(self, kill_delay: float = DEFAULT_KILL_DELAY) -> list[Survivor]:
-        """End every registered process tree (on abort and on exit). Returns the survivors, if any."""
-        result = await self.terminate(list(self._entries), kill_delay)
+        """End every registered process tree and every unclaimed orphan (on abort and on exit).
+        Returns the survivors, if any."""
+        result = await self.terminate(list(self._entries), kill_delay, with_orphans=True)
         return list(result.survivors)
 
     def kill_all_now(self) -> None:
@@ -166,7 +181,7 @@ class ProcessRegistry:
         Unlike a bare ``killpg`` of each recorded group id, only processes proven ours are hit, so a
         group id recycled since a command ended is safe.
         """
-        self.kill_now(self._entries)
+        _signal_all(_find_tree(self._entries, with_orphans=True), signal.SIGKILL)
 
     def kill_now(self, entries: Iterable[ProcessEntry]) -> None:
         """SIGKILL the trees of ``entries`` without waiting (they stay registered, to be reported)."""
@@ -227,12 +242,14 @@ def _tokened(everyone: list[psutil.Process], tokens: set[str]) -> list[psutil.Pr
     return found
 
 
-def _find_tree(entries: list[ProcessEntry]) -> list[psutil.Process]:
-    """Every process provably belonging to ``entries``: by token, recorded pid, leader, group, descent."""
-    if not entries:
+def _find_tree(entries: list[ProcessEntry], with_orphans: bool = False) -> list[psutil.Process]:
+    """Every process provably belonging to ``entries``: by token, recorded pid, leader, group, descent;
+    with ``with_orphans`` also the unclaimed orphans and their descendants."""
+    seeds = _known_members(entries) + (orphans.unclaimed() if with_orphans else [])
+    if not entries and not seeds:
         return []
     tokens = {e.token for e in entries}
-    found = {proc.pid: proc for proc in _known_members(entries)}
+    found = {proc.pid: proc for proc in seeds}
     own = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     everyone = [p for p in psutil.process_iter() if p.pid not in own]
     found.update((p.pid, p) for p in _tokened(everyone, tokens))

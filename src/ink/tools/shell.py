@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ink.agent.abort import AbortSignal
+from ink.tools import orphans
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from ink.tools.output import HeadTailBuffer
 from ink.tools.processes import DEFAULT_KILL_DELAY, TOKEN_ENV, ProcessEntry, ProcessRegistry, Survivor
@@ -133,6 +134,7 @@ async def run_process(
     token = registry.new_token()
     full_env = {**os.environ, **SHELL_ENV, **(env or {}), TOKEN_ENV: token}
     started = time.monotonic()
+    orphans.ensure()
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -149,6 +151,7 @@ async def run_process(
         raise
     finally:
         os.close(write_fd)
+    orphans.note_leader(proc.pid)
     entry = registry.register(proc.pid, label or " ".join(argv), token)
     pipe = os.fdopen(read_fd, "rb", buffering=0)  # the transport owns and closes it
     transport: asyncio.ReadTransport | None = None
@@ -163,6 +166,8 @@ async def run_process(
             pipe.close()
         if proc.returncode is None:  # cancelled: no time to wait, so SIGKILL at once
             registry.kill_now([entry])
+        else:
+            orphans.leader_done(proc.pid)
 
 
 async def _supervise(
@@ -179,6 +184,7 @@ async def _supervise(
     aborted = asyncio.ensure_future(signal.wait_aborted())
     try:
         await asyncio.wait({exited, aborted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        registry.claim_orphans(entry)  # its descendants that escaped to ink meanwhile are ended with it
         stopped_by = None if exited.done() else ("abort" if signal.aborted else "timeout")
         termination = None
         if stopped_by is not None:
@@ -192,6 +198,7 @@ async def _supervise(
     held_open = False
     if not await _drained(reader):
         held_open = stopped_by is None
+        registry.claim_orphans(entry)
         more = await registry.terminate([entry], kill_delay)
         termination = termination if termination and termination.signal_name else more
         await _drained(reader)

@@ -1,0 +1,121 @@
+"""Ink as the subreaper of everything it starts, so no descendant can leave unnoticed (R35).
+
+A command's descendant that detaches (``setsid``), clears its environment (``env -i``, losing
+``INK_PROCESS_TOKEN``) and whose parent exits would be re-parented to init and be found by nothing. On
+Linux the ink process marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): such orphans
+are re-parented to ink instead. An *orphan* is then a child of ink that ink did not start itself: every
+command ink starts leads a session of its own and is noted here as a leader, and every other child ink
+starts (``rg``, ``git``) stays in ink's own session, so a child in another session that is not a
+leader can only be an adopted descendant.
+
+Only the ink executable turns this on (``enable``, from the command line entry point): a process that
+merely imports ink (a test runner with its own session-leading children) keeps its children to itself.
+The ``prctl`` itself waits for the first command (``ensure``), keeping ``ctypes`` off the start-up path.
+
+Orphans are claimed by the entry whose command was running when they appeared (``claim``, at the
+command's end) and are then ended with it; ``unclaimed`` ones are ended with every process of the
+registry (abort and exit). ``reap`` collects the exit status of orphans that ended: none stays a zombie.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ink.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")
+
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+class _State:
+    def __init__(self) -> None:
+        self.wanted = False
+        self.active = False
+        self.leaders: set[int] = set()  # commands ink started; asyncio waits for them: never reaped here
+        self.claimed: dict[int, float] = {}  # orphan pid -> its start time, once an entry owns it
+
+
+_state = _State()  # one per process, as the subreaper attribute is
+
+
+def enable() -> None:
+    """Ask to become the subreaper before the first command starts (the ink executable only)."""
+    _state.wanted = True
+
+
+def ensure() -> bool:
+    """Become the subreaper if ``enable`` asked for it and it is possible (Linux). True when active."""
+    if _state.wanted and not _state.active and sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        _state.active = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _state.active
+
+
+def note_leader(pid: int) -> None:
+    _state.leaders.add(pid)
+
+
+def leader_done(pid: int) -> None:
+    """The leader's exit status was collected (by asyncio): its pid may be reused by anyone now."""
+    _state.leaders.discard(pid)
+
+
+def orphans() -> list[psutil.Process]:
+    """The living or dead-but-unreaped descendants of ink's commands that were re-parented to ink."""
+    if not _state.active:
+        return []
+    own_session = os.getsid(0)
+    found = []
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return []
+    for child in children:
+        if child.pid in _state.leaders:
+            continue
+        try:
+            if os.getsid(child.pid) != own_session:
+                found.append(child)
+        except OSError:
+            pass
+    return found
+
+
+def unclaimed() -> list[psutil.Process]:
+    """Orphans that no entry has claimed (or whose pid now names another process)."""
+    return [p for p in orphans() if _state.claimed.get(p.pid) != _start_time(p)]
+
+
+def claim(into: dict[int, float]) -> None:
+    """Record every unclaimed orphan in ``into`` (an entry's pid -> start time of seen descendants)."""
+    for proc in unclaimed():
+        started = _start_time(proc)
+        if started is not None:
+            into[proc.pid] = started
+            _state.claimed[proc.pid] = started
+
+
+def reap() -> None:
+    """Collect the exit status of every orphan that has ended, so it does not stay a zombie."""
+    for proc in orphans():
+        try:
+            pid, _ = os.waitpid(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid = proc.pid
+        if pid:
+            _state.claimed.pop(proc.pid, None)
+
+
+def _start_time(proc: psutil.Process) -> float | None:
+    try:
+        return proc.create_time()
+    except psutil.Error:
+        return None
