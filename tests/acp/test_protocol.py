@@ -41,12 +41,18 @@ def test_garbage_lines_get_errors_and_valid_requests_still_work(
         (b'{"jsonrpc": "2.0", "id": {"no": "objects"}, "method": "initialize"}', -32600),
         (b'{"jsonrpc": "2.0", "id": null}', -32600),
         (b"\xff\xfe not utf-8", -32700),
+        (b'{"jsonrpc": "2.0", "id": 1e400, "method": "initialize"}', -32700),  # never echoed as null
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "initialize"}', -32600),
     ]
     for line, code in bad_lines:
         mark = ink.mark()
         ink.send_raw(line + b"\n")
         _, answer = ink.wait_line(lambda m: "error" in m, after=mark)
         assert answer["id"] is None and answer["error"]["code"] == code, (line, answer)
+        if b"e400" in line:
+            assert "1e400 is out of range" in answer["error"]["message"]
+        if b"1.5" in line:
+            assert "id must be a string, an integer or null, not a fraction" in answer["error"]["message"]
     ink.send_raw(b"\n   \n")  # blank lines are no messages: no answer
     session = open_session(ink, project)
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))

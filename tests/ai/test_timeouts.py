@@ -49,7 +49,7 @@ async def test_a_server_that_never_answers_hits_first_byte_timeout_and_is_not_re
     error = await failure_of(provider)
     assert isinstance(error, Silent), error
     assert "first_byte_timeout = 0.3 s" in str(error) and "not retried" in str(error)
-    request = fake_server.requests[0]
+    (request,) = await fake_server.wait_for_requests_async(1)
     await request.wait_finished_async()
     assert request.outcome == "client_left", "the client gave up while the server still held the request"
     assert len(fake_server.requests) == 1 and fake_server.pending == 1
@@ -61,7 +61,7 @@ async def test_keep_alives_alone_count_as_silence(fake_server: FakeModelServer, 
     provider = timed_provider(protocol, fake_server, RequestTimeouts(first_byte=0.5, idle=30))
     error = await failure_of(provider)
     assert isinstance(error, Silent) and "first_byte_timeout" in str(error), error
-    request = fake_server.requests[0]
+    (request,) = await fake_server.wait_for_requests_async(1)
     await request.wait_finished_async()
     assert request.outcome == "client_left"
     assert request.status == 200 and request.chunks_sent >= 2, "keep-alives were sent before the timeout"
@@ -80,7 +80,7 @@ async def test_silence_mid_reply_hits_idle_timeout(fake_server: FakeModelServer,
     await provider.aclose()
     assert held.reached.is_set() and not held.opened.is_set()
     assert any(isinstance(e, TextDelta) for e in seen), "the deadline moved on with each event"
-    request = fake_server.requests[0]
+    (request,) = await fake_server.wait_for_requests_async(1)
     await request.wait_finished_async()
     assert request.outcome == "client_left"
 

@@ -114,6 +114,9 @@ def test_each_kind_of_bad_command_gets_its_reason_and_its_id(
         (b'{"type":"prompt","id":"e","text":"x","mode":"steer"}\n', "e", "unknown field 'mode' for prompt"),
         (b'{"type":"get_state","id":{"x":1}}\n', {"x": 1}, '"id" must be a string or a number'),
         (b'{"type":"get_state","id":NaN}\n', None, "NaN is not a JSON value"),
+        (b'{"type":"get_state","id":1e400}\n', None, "the number 1e400 is out of range"),  # not null
+        (b'{"type":"get_state","id":1e-400}\n', None, "the number 1e-400 is out of range"),  # not 0.0
+        (b'{"type":"prompt","id":1.5e3}\n', 1500.0, 'prompt needs the field "text"'),  # in range: echoed
         (b'{"type":"prompt","id":"f","text":"\xff"}\n', "f", "not valid UTF-8 (byte 0xff"),
         (b'{"type":"set_queued_mode","id":"g","inputId":"in-1"}\n', "g", 'needs the field "mode"'),
         (b'{"type":"permission","id":"h","requestId":"p","decision":"yes"}\n', "h", "allow, deny, always"),

@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import Tool
 from ink.tools import MAX_OUTPUT_LINES, GrepTool, ProcessRegistry, Workspace, find_rg
@@ -86,6 +88,19 @@ async def test_path_outside_the_workspace_is_shown_absolute(tools: dict[str, Too
         write_bytes(Path(other) / "f.txt", b"needle\n")
         out = await call(tools["grep"], pattern="needle", path=other)
         assert out.output == f"{other}/f.txt:1:needle"
+
+
+async def test_a_home_relative_path_is_expanded_as_the_other_tools_do(
+    tmp_path: Path, tools: dict[str, Tool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: rg got ``~/notes`` verbatim (and found nothing) while read expanded it."""
+    home = Path(tempfile.mkdtemp())
+    monkeypatch.setenv("HOME", str(home))
+    write_bytes(home / "notes" / "f.txt", b"needle\n")
+    out = await call(tools["grep"], pattern="needle", path="~/notes")
+    assert not out.is_error, out.output
+    assert out.output == f"{home}/notes/f.txt:1:needle"
+    assert "needle" in (await call(tools["read"], path="~/notes/f.txt")).output
 
 
 async def test_output_is_capped_at_the_head(tmp_path: Path, tools: dict[str, Tool]) -> None:

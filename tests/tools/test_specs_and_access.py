@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import fastjsonschema
+import pytest
 
 from ink.agent.tool import Tool
 from ink.agent.validation import validate_arguments
 from ink.tools import ToolAccess, describe_access, resolve_path, written_path
+from ink.tools.limits import MAX_ECHO_CHARS
 from ink.tools.output import HeadTailBuffer
-from tests.tools.conftest import write_bytes
+from tests.tools.conftest import call, write_bytes
 
 
 def test_default_tools_names_and_concurrency(tools: dict[str, Tool]) -> None:
@@ -124,3 +127,25 @@ def test_each_tool_describes_its_kind_and_what_a_call_touches(tmp_path: Path, to
     assert [(d.before, d.after) for d in edit.preview] == [("a", "b"), ("a", "b")]
     for tool in tools.values():  # odd arguments: described, never raised
         assert tool.describe({"path": 3, "command": None, "edits": "x"}).title
+
+
+@pytest.mark.parametrize("tool", ["read", "ls", "glob", "grep", "write", "edit"])
+@pytest.mark.parametrize("where", ["inside", "outside"])
+async def test_a_huge_path_is_not_echoed_whole(tools: dict[str, Tool], tool: str, where: str) -> None:
+    """Issue 11: a read error echoed a 20 MB path. Every message quotes at most MAX_ECHO_CHARS of it."""
+    huge = ("/" if where == "outside" else "") + "a" * 20_000_000
+    args: dict[str, Any] = {"path": huge}
+    if tool in ("glob", "grep"):
+        args["pattern"] = "x"
+    if tool == "write":
+        args["content"] = "x"
+    if tool == "edit":
+        args["edits"] = [{"old_text": "a", "new_text": "b"}]
+    out = await call(tools[tool], **args)
+    assert out.is_error, out.output[:200]
+    assert len(out.output) < 2 * MAX_ECHO_CHARS, (tool, out.output[:2000])
+
+
+async def test_a_huge_pattern_is_not_echoed_whole(tmp_path: Path, tools: dict[str, Tool]) -> None:
+    out = await call(tools["grep"], pattern="q" * 1_000_000)
+    assert len(out.output) < 2 * MAX_ECHO_CHARS, out.output[:2000]

@@ -12,6 +12,7 @@ from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
 from ink.ai.provider import ToolSpec
+from ink.tools.limits import bounded
 from ink.tools.workspace import Workspace
 
 TITLE_CHARS = 120  # characters of a call's title
@@ -106,7 +107,10 @@ class BaseTool:
         try:
             return await self.execute(args, ctx)
         except ArgumentError as exc:
-            return error(f"Invalid arguments for {self.name}: {exc}.")
+            return error(f"Invalid arguments for {self.name}: {bounded(str(exc))}.")
+        except OSError as exc:  # one no tool foresaw (a name too long to stat): said plainly and bounded
+            where = f": {bounded(str(exc.filename))}" if exc.filename is not None else ""
+            return error(f"{self.name} failed: {bounded(exc.strerror or str(exc))}{where}.")
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         raise NotImplementedError

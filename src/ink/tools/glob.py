@@ -80,7 +80,7 @@ class GlobTool(BaseTool):
         return ToolOutput(_report(found, count, pattern, state))
 
     def _show(self, path: Path, is_dir: bool) -> str:
-        return self._workspace.display(path) + ("/" if is_dir else "")
+        return self._workspace.name(path) + ("/" if is_dir else "")
 
 
 def _report(found: list[str], count: int, pattern: str, state: WalkState) -> str:

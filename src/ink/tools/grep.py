@@ -16,7 +16,7 @@ from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.tools.base import BaseTool, error, get_bool, get_int, get_str, object_schema, search_description
-from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
+from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, bounded
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
 from ink.tools.shell import run_process
 from ink.tools.workspace import Workspace
@@ -114,7 +114,7 @@ class GrepTool(BaseTool):
             )
         argv = [rg, *_BASE_FLAGS, *_option_flags(args), "--", pattern]
         if target != self._workspace.root:
-            argv.append(shown)
+            argv.append(self._workspace.name(target))  # never the raw ``~/x``: rg does not expand it
         try:
             result = await run_process(
                 argv,
@@ -137,7 +137,7 @@ class GrepTool(BaseTool):
             )
         if result.exit_code == 1 and not result.output.strip():
             where = "the working directory" if target == self._workspace.root else shown
-            return ToolOutput(f"No matches for {pattern!r} in {where}.")
+            return ToolOutput(f"No matches for {bounded(repr(pattern))} in {where}.")
         if result.exit_code not in (0, 1):
             return error(f"ripgrep failed (exit code {result.exit_code}):\n{result.output}".rstrip())
         return ToolOutput(result.output.rstrip("\n"))

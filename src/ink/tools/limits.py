@@ -14,6 +14,18 @@ MAX_LINE_CHARS = 2000
 """Longest single line read shows; the rest of the line is replaced by a notice."""
 MAX_LIST_ENTRIES = 1000
 """Most paths glob and ls list."""
+MAX_ECHO_CHARS = 500
+"""Longest piece of the caller's input (a path, a pattern) quoted back in a message: a 20 MB path in a
+failing call must not become a 20 MB error. Longer than any real path (PATH_MAX is 4096 bytes, but
+paths that long are never typed), short enough to stay a line."""
+
+
+def bounded(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and end around a notice."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    return f"{head}…[{len(text) - len(head) - len(tail)} characters cut]…{tail}"
 
 
 def utf8_len(text: str) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ink.tools.limits import bounded
+
 
 def resolve_path(cwd: str | os.PathLike[str], path: str) -> Path:
     """The absolute, lexically normalised path ``path`` names when relative to ``cwd``.
@@ -48,12 +50,22 @@ class Workspace:
     def contains(self, path: Path) -> bool:
         return path == self._root or path.is_relative_to(self._root)
 
+    def name(self, path: Path) -> str:
+        """``path`` (already resolved: ``~`` expanded) whole, for listings and for programs run in the
+        root: relative (posix) inside the workspace, so their output names files tidily; absolute
+        outside."""
+        return self._relative(path) if self.contains(path) else str(path)
+
     def display(self, path: Path, given: str | None = None) -> str:
-        """A tidy name for ``path``: relative (posix) inside the workspace, else as the model gave it."""
+        """A tidy name for ``path`` to show in a message: relative (posix) inside the workspace, else as
+        the model gave it; cut to ``MAX_ECHO_CHARS`` (a message never quotes a huge input whole)."""
         if self.contains(path):
-            rel = path.relative_to(self._root).as_posix()
-            return rel if rel != "." else "."
-        return given if given is not None else str(path)
+            return bounded(self._relative(path))
+        return bounded(given if given is not None else str(path))
+
+    def _relative(self, path: Path) -> str:
+        rel = path.relative_to(self._root).as_posix()
+        return rel if rel != "." else "."
 
     def __repr__(self) -> str:
         return f"Workspace({str(self._root)!r})"

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ink.frontends.stdio import encode_line
+from ink.frontends.stdio import encode_line, load_json
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ def encode_message(message: Mapping[str, Any]) -> bytes:
 def parse_message(line: bytes) -> Call | Reply:
     """Read one line. Raises ``RpcError`` (parse error, invalid request, invalid params) otherwise."""
     try:
-        data = json.loads(line)
+        data = load_json(line)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: too deep
         raise RpcError(PARSE_ERROR, f"Parse error: the line is not valid JSON ({exc})") from None
     if isinstance(data, list):
@@ -105,7 +104,10 @@ def parse_message(line: bytes) -> Call | Reply:
     has_id = "id" in data
     request_id = data.get("id")
     if not isinstance(request_id, str | int | None) or isinstance(request_id, bool):
-        raise RpcError(INVALID_REQUEST, "Invalid request: id must be a string, a number or null")
+        kind = {float: "a fraction", bool: "a boolean", dict: "an object", list: "an array"}[type(request_id)]
+        raise RpcError(
+            INVALID_REQUEST, f"Invalid request: id must be a string, an integer or null, not {kind}"
+        )
     if data.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', request_id=request_id)
     method = data.get("method")

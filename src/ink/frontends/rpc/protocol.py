@@ -11,11 +11,12 @@ present exactly when the command carried one; ``command`` is present when the li
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
+
+from ink.frontends.stdio import load_json
 
 JsonId: TypeAlias = str | int | float
 TAKE_MODES = ("all", "one-at-a-time")
@@ -83,7 +84,7 @@ class Rejection:
 def parse_line(raw: bytes) -> Command | Rejection:
     text, utf8_problem = _decode(raw)
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = load_json(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         return Rejection(utf8_problem or f"the line is not valid JSON: {exc}")
     if not isinstance(data, dict):
@@ -143,7 +144,7 @@ def overlong_rejection(head: bytes, limit: int) -> Rejection:
     if raw_id is None:
         return Rejection(reason, command=kind)
     try:
-        command_id = json.loads(raw_id)
+        command_id = load_json(raw_id)
     except (ValueError, RecursionError):
         return Rejection(reason, command=kind)
     return Rejection(reason, command_id, True, kind)
@@ -166,10 +167,6 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
         bad = raw[exc.start : exc.start + 1].hex()
         problem = f"the line is not valid UTF-8 (byte 0x{bad} at offset {exc.start})"
         return raw.decode("utf-8", "surrogateescape"), problem
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def _check_envelope(data: Mapping[str, Any], has_id: bool) -> str | None:
