@@ -10,7 +10,11 @@ Measured per run, medians over RUNS (default 30):
 - steer: a steer submitted during a tool is in the very next request; latency from the tool's end to
   that request arriving at the server.
 
-Targets (issue 3): stream closed <= 2 ms, group dead <= 10 ms, idle <= 10 ms.
+- SIGINT -> exit of a real ``ink -p`` process while its reply streams, and of the stdlib baseline loop
+  in the same spot (bench/sigint_exit.py).
+
+Targets (issue 3): stream closed <= 2 ms, group dead <= 10 ms, idle <= 10 ms; (issue 11) SIGINT -> exit
+of ``ink -p`` <= 50 ms.
 Results: bench/results/run-control.md.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import threading
@@ -29,6 +34,7 @@ from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.scripted_tools import ScriptedTool
 from tests.waiting import wait_until
 
+from bench import sigint_exit
 from ink.agent.loop import LoopSetup
 from ink.ai.http import NO_RETRY
 from ink.ai.openai import OpenAIProvider
@@ -38,7 +44,12 @@ from ink.tools import BashTool, ProcessRegistry, Workspace
 from ink.wiring import RegistryReaper
 
 RESULTS = Path(__file__).resolve().parent / "results" / "run-control.md"
-TARGETS = {"abort -> stream closed": 2.0, "abort -> group dead": 10.0, "abort -> idle (streaming)": 10.0}
+TARGETS = {
+    "abort -> stream closed": 2.0,
+    "abort -> group dead": 10.0,
+    "abort -> idle (streaming)": 10.0,
+    "SIGINT -> exit (ink -p)": 50.0,
+}
 
 
 def controller_for(server: FakeModelServer, tools: list, reaper: object = None) -> RunController:  # type: ignore[type-arg]
@@ -141,7 +152,9 @@ async def steer_during_tool(server: FakeModelServer) -> tuple[bool, float]:
 
 async def measure(runs: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {
-        k: [] for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
+        k: []
+        for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
+        if not k.startswith("SIGINT")
     }
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
@@ -158,8 +171,10 @@ async def measure(runs: int) -> dict[str, list[float]]:
 
 
 def table(results: dict[str, list[float]], runs: int) -> str:
+    load = os.getloadavg()[0]
     lines = [
-        f"Run-control latency, medians over {runs} runs (ms). Machine: {psutil.cpu_count()} cores.",
+        f"Run-control latency, medians over {runs} runs (ms). Machine: {psutil.cpu_count()} cores, "
+        f"load average {load:.2f} (other work on the machine inflates the numbers).",
         "",
         "| measure | median | p90 | max | target |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -181,6 +196,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-n", "--runs", type=int, default=30)
     args = parser.parse_args(argv)
     results = asyncio.run(measure(args.runs))
+    results |= sigint_exit.measure(args.runs)
     report = table(results, args.runs)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(report)

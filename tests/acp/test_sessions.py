@@ -94,3 +94,26 @@ def test_an_editors_mcp_server_that_cannot_start_fails_alone(
     ink.close_stdin()
     assert ink.wait_exit() == 0
     assert "MCP server fs: " in ink.stderr
+
+
+def test_a_session_loaded_by_prefix_is_known_by_its_full_id(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+) -> None:
+    """Issue 11: after a load by prefix only the prefix worked as sessionId, and loading the session
+    again (held by this very process) was refused as open in another ink process."""
+    session = _first_session(fake_server, start_acp(), project)
+    prefix = session[:6]
+    ink = start_acp()
+    ink.ok("initialize", protocolVersion=1)
+    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]) == {}
+    updates = [m for m in ink.lines if m.get("method") == "session/update"]
+    assert updates and {m["params"]["sessionId"] for m in updates} == {session}
+    fake_server.script(say("again"))
+    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("go on"))
+    assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
+    mark = ink.mark()
+    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]) == {}
+    again = [m for m in ink.lines[mark:] if m.get("method") == "session/update"]
+    assert again and {m["params"]["sessionId"] for m in again} == {session}, "replayed, not refused"
+    missing = ink.error("session/prompt", sessionId=prefix, prompt=text_prompt("x"))
+    assert missing["code"] == -32002, "a session is named by its full id"

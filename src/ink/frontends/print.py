@@ -20,7 +20,7 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
 from ink.config import Invocation, Settings
@@ -38,7 +38,25 @@ def main(settings: Settings, invocation: Invocation) -> int:
     if prompt is None or not prompt.strip():
         return _usage('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
     choice = SessionChoice(invocation.continue_session, invocation.resume_id)
-    return asyncio.run(run_print(settings, prompt, invocation.output_format, session=choice))
+    status = asyncio.run(run_print(settings, prompt, invocation.output_format, session=choice))
+    leave_now(status)
+
+
+def leave_now(status: int) -> NoReturn:
+    """End the process without the interpreter's teardown. Freeing every module and object takes longer
+    than the whole abort (bench/results/run-control.md: SIGINT -> exit), and nothing is left to do:
+    the run has settled, its processes are ended, the session file is closed, the provider's
+    connection too; the log and stdout/stderr are flushed here."""
+    import logging
+    import os
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that left (exit 141), or a closed stream
+            pass
+    os._exit(status)
 
 
 async def run_print(

@@ -165,13 +165,14 @@ class AcpServer(StdioServer):
 
     def load_session(self, call: Call) -> dict[str, Any]:
         """Go on with an ink session (by id, or an unambiguous id prefix) and replay its history as
-        updates before answering. A session already open in this process is replayed as it is."""
-        session_id = _text_param(call.params, "sessionId")
+        updates before answering. A session already open in this process is replayed as it is. The
+        session is known by its full id from then on, whatever prefix loaded it: its updates carry the
+        full id, and later requests name it so."""
+        requested = _text_param(call.params, "sessionId")
         settings = self._session_settings(call.params)
-        session = self.sessions.get(session_id) or self._live(session_id)
+        session_id = self._full_id(requested, settings)
+        session = self.sessions.get(session_id)
         if session is None:
-            if settings.no_session:
-                raise RpcError(INVALID_REQUEST, "sessions are off (--no-session): there is nothing to load")
             session = AcpSession(session_id, _resumed_app(settings, session_id, self._force_exit), self.peer)
             self.sessions[session_id] = session
         session.replay()
@@ -206,9 +207,24 @@ class AcpServer(StdioServer):
             )
         return session
 
-    def _live(self, session_id: str) -> AcpSession | None:
-        """A session of this process by its ink id (it may have been opened under an id prefix)."""
-        return next((s for s in self.sessions.values() if s.app.session_id == session_id), None)
+    def _full_id(self, requested: str, settings: Settings) -> str:
+        """The full id ``requested`` names: a session of this process (exact id, else the one id it
+        starts), else a session file (``--resume``'s rules). Raises ``RpcError`` (not found, ambiguous,
+        or sessions off)."""
+        if requested in self.sessions:
+            return requested
+        live = [session_id for session_id in self.sessions if session_id.startswith(requested)]
+        if len(live) == 1:
+            return live[0]
+        if len(live) > 1:
+            raise RpcError(
+                RESOURCE_NOT_FOUND,
+                f"session id prefix {requested!r} is ambiguous: {', '.join(sorted(live))}",
+                {"sessionId": requested},
+            )
+        if settings.no_session:
+            raise RpcError(INVALID_REQUEST, "sessions are off (--no-session): there is nothing to load")
+        return _stored_id(settings, requested)
 
     def _session_settings(self, params: Mapping[str, Any]) -> Settings:
         """The process's settings with the session's working directory (``cwd``, absolute) and the
@@ -231,6 +247,17 @@ class AcpServer(StdioServer):
             raise _invalid(str(exc)) from None
         secrets = (*settings.secrets, *referenced_secrets(tuple(editor), {}))
         return replace(settings, mcp_servers=merged(settings.mcp_servers, editor), secrets=secrets)
+
+
+def _stored_id(settings: Settings, requested: str) -> str:
+    """The full id of the session file ``requested`` (an id or a prefix) names."""
+    from ink.store import AmbiguousSession, SessionNotFound
+    from ink.store.listing import resolve_session
+
+    try:
+        return resolve_session(settings.session_dir, settings.cwd, requested).id
+    except (SessionNotFound, AmbiguousSession) as exc:
+        raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": requested}) from None
 
 
 def _resumed_app(settings: Settings, session_id: str, force_exit: Callable[[int], None]) -> Any:
