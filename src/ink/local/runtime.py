@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from ink.local.props import read_props, supports_tools
+from ink.tools.orphans import own_child, own_child_done
 
 READY_TIMEOUT = 600.0  # seconds a model may take to load (a big model from a slow disk)
 PROGRESS_EVERY = 5.0
@@ -78,6 +79,7 @@ class LocalServer:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True
             )
+        own_child(self.process.pid)  # ink's own child, not a command's escaped descendant to be ended
         self._say(f"starting the local model server for {self.model.name}")
         try:
             line = _first_line(self.process, timeout, self._still_loading)
@@ -113,6 +115,8 @@ class LocalServer:
                 continue
         if process.stdout is not None:
             process.stdout.close()
+        if process.returncode is not None:
+            own_child_done(process.pid)
 
     @property
     def pid(self) -> int | None:

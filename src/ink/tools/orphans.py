@@ -3,10 +3,12 @@
 A command's descendant that detaches (``setsid``), clears its environment (``env -i``, losing
 ``INK_PROCESS_TOKEN``) and whose parent exits would be re-parented to init and be found by nothing. On
 Linux the ink process marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): such orphans
-are re-parented to ink instead. An *orphan* is then a child of ink that ink did not start itself: every
-command ink starts leads a session of its own and is noted here as a leader, and every other child ink
-starts (``rg``, ``git``) stays in ink's own session, so a child in another session that is not a
-leader can only be an adopted descendant.
+are re-parented to ink instead. An *orphan* is then a child of ink that ink did not start itself. Every
+child ink starts in a session of its own is noted here (``own_child``): each process registered in a
+``ProcessRegistry`` (commands, MCP servers) and the local model server; every other child stays in
+ink's own session (``rg``, ``git``). So a child in another session that is not noted can only be an
+adopted descendant. Code that starts a child with ``start_new_session`` must note it, or the child is
+ended as an orphan on abort.
 
 Only the ink executable turns this on (``enable``, from the command line entry point): a process that
 merely imports ink (a test runner with its own session-leading children) keeps its children to itself.
@@ -31,6 +33,7 @@ else:
     psutil = lazy_module("psutil")
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+TOKEN_ENV = "INK_PROCESS_TOKEN"  # the name ink.tools.processes gives every command (it imports this)
 
 
 class _State:
@@ -59,12 +62,14 @@ def ensure() -> bool:
     return _state.active
 
 
-def note_leader(pid: int) -> None:
+def own_child(pid: int) -> None:
+    """``pid`` is a child ink started itself in a session of its own (a command's leader, the local
+    model server): someone else waits for it, and it is never taken for an orphan."""
     _state.leaders.add(pid)
 
 
-def leader_done(pid: int) -> None:
-    """The leader's exit status was collected (by asyncio): its pid may be reused by anyone now."""
+def own_child_done(pid: int) -> None:
+    """The child's exit status was collected by whoever started it: its pid may be reused now."""
     _state.leaders.discard(pid)
 
 
@@ -82,11 +87,20 @@ def orphans() -> list[psutil.Process]:
         if child.pid in _state.leaders:
             continue
         try:
-            if os.getsid(child.pid) != own_session:
+            if os.getsid(child.pid) != own_session and not _carries_token(child):
                 found.append(child)
         except OSError:
             pass
     return found
+
+
+def _carries_token(proc: psutil.Process) -> bool:
+    """A child with an ink token is a command just started and not yet registered, or a descendant the
+    token search finds anyway: either way not an orphan to claim. (A zombie shows no environment.)"""
+    try:
+        return bool(proc.environ().get(TOKEN_ENV))
+    except (psutil.Error, OSError):
+        return False
 
 
 def unclaimed() -> list[psutil.Process]:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 else:
     psutil = lazy_module("psutil")  # ~5 ms: loaded when the first process is registered or reaped
 
-TOKEN_ENV = "INK_PROCESS_TOKEN"
+TOKEN_ENV = orphans.TOKEN_ENV  # "INK_PROCESS_TOKEN"
 DEFAULT_KILL_DELAY = 0.5
 MAX_KILL_DELAY = 2.0
 KILL_CONFIRM_SECONDS = 1.0
@@ -93,6 +93,7 @@ class ProcessRegistry:
         """Record a just-started process (the leader of its own group, carrying ``token``)."""
         if len(self._entries) >= _PRUNE_ABOVE:
             self.prune()
+        orphans.own_child(pid)  # started by ink (a command, an MCP server): never taken for an orphan
         entry = ProcessEntry(pid, command, token, _create_time(pid))
         self._entries.append(entry)
         return entry

@@ -151,7 +151,6 @@ async def run_process(
         raise
     finally:
         os.close(write_fd)
-    orphans.note_leader(proc.pid)
     entry = registry.register(proc.pid, label or " ".join(argv), token)
     pipe = os.fdopen(read_fd, "rb", buffering=0)  # the transport owns and closes it
     transport: asyncio.ReadTransport | None = None
@@ -167,7 +166,7 @@ async def run_process(
         if proc.returncode is None:  # cancelled: no time to wait, so SIGKILL at once
             registry.kill_now([entry])
         else:
-            orphans.leader_done(proc.pid)
+            orphans.own_child_done(proc.pid)
 
 
 async def _supervise(
