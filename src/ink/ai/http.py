@@ -6,8 +6,8 @@ event* (HTTP 408/409/429/5xx, connection errors, an error event opening a 200 st
 exponential backoff and jitter, honouring ``retry-after``; each retry is announced by yielding
 ``RetryScheduled`` first. Once content has been yielded nothing is retried: the consumer has shown it.
 
-Deadlines (``RequestTimeouts``, docs/config.md): connecting is bounded by ``connect``; from sending the
-request to its first event by ``first_byte``; between events by ``idle``. SSE comments and Anthropic
+Deadlines (``RequestTimeouts``, docs/config.md): connecting is bounded by ``connect``; from having sent
+the request to its first event by ``first_byte``; between events by ``idle``. SSE comments and Anthropic
 ``ping`` events are keep-alives: they prove the connection lives, not that the model answers, so they
 count as silence. A timeout after connecting raises ``Silent``, and a 200 answer whose stream holds no
 event at all raises ``BadResponse``: neither is retried (the server answered; asking again would only
@@ -171,7 +171,8 @@ async def _one_attempt(
     streamed = False
     try:
         async with AsyncExitStack() as stack:
-            response = await clock.bound(stack.enter_async_context(_post(client, url, headers, body)))
+            response = await clock.bound(stack.enter_async_context(_post(client, url, headers, body, clock)))
+            clock.sent()  # a transport without httpcore's trace: the clock starts at the headers
             if response.status_code >= 400:
                 await clock.bound(response.aread())
                 raise error_from_response(response, provider)
@@ -195,30 +196,51 @@ async def _one_attempt(
 
 
 def _post(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any], clock: _Deadline
 ) -> AbstractAsyncContextManager[httpx.Response]:
-    return client.stream("POST", url, headers=dict(headers), json=body)
+    trace = {"trace": clock.on_trace}  # starts the first-byte clock once the request is out
+    return client.stream("POST", url, headers=dict(headers), json=body, extensions=trace)
 
 
 class _Deadline:
-    """The time by which the server must say something: ``first_byte`` after the request starts, then
-    ``idle`` after each event (counted from when the consumer asks for the next one, so its own pauses
-    are not the server's silence). ``bound`` runs one await under it and raises ``Silent`` when it
-    passes; the timer never runs while the generator is suspended at a ``yield``."""
+    """The time by which the server must say something: ``first_byte`` after the request was sent (the
+    connection and the upload are bounded by httpx's own connect and write timeouts), then ``idle`` after
+    each event, counted from when the consumer asks for the next one, so its own pauses are not the
+    server's silence. ``bound`` runs one await under it and raises ``Silent`` when it passes; the timer
+    never runs while the generator is suspended at a ``yield``."""
 
     def __init__(self, timeouts: RequestTimeouts, url: str, provider: str) -> None:
         self.timeouts, self.url, self.provider = timeouts, url, provider
         self.first = True
-        self.at = asyncio.get_running_loop().time() + timeouts.first_byte
+        self.at: float | None = None  # none yet: the request is still being sent
+        self._running: asyncio.Timeout | None = None
+
+    async def on_trace(self, name: str, info: Mapping[str, Any]) -> None:
+        """httpcore's ``trace`` extension: the request is sent once its body is."""
+        if name.endswith("send_request_body.complete"):
+            self.sent()
+
+    def sent(self) -> None:
+        if self.at is None:
+            self._set(self.timeouts.first_byte)
 
     def restart(self) -> None:
         self.first = False
-        self.at = asyncio.get_running_loop().time() + self.timeouts.idle
+        self._set(self.timeouts.idle)
+
+    def _set(self, seconds: float) -> None:
+        self.at = asyncio.get_running_loop().time() + seconds
+        if self._running is not None:
+            self._running.reschedule(self.at)
 
     async def bound(self, awaitable: Awaitable[T]) -> T:
         try:
-            async with asyncio.timeout_at(self.at):
-                return await awaitable
+            async with asyncio.timeout_at(self.at) as running:
+                self._running = running
+                try:
+                    return await awaitable
+                finally:
+                    self._running = None
         except TimeoutError:
             raise self._silent() from None
 
