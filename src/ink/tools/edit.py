@@ -10,13 +10,20 @@ import asyncio
 import difflib
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.ai.details import MAX_KEPT_TEXT, FileDiff, file_diff
 from ink.tools.base import ArgumentError, BaseTool, arg_str, error, get_bool, get_str, object_schema
-from ink.tools.files import BinaryFile, TextContent, atomic_write, decode_text, describe_os_error
+from ink.tools.files import (
+    BinaryFile,
+    PinnedFile,
+    TextContent,
+    decode_text,
+    describe_os_error,
+    pin,
+    write_pinned,
+)
 from ink.tools.limits import cap_head, plural
 from ink.tools.replace import EditRefused, Replacement, apply_edits
 from ink.tools.workspace import Workspace, written_paths
@@ -97,13 +104,15 @@ class EditTool(BaseTool):
         self, given: str, args: Mapping[str, Any]
     ) -> tuple[TextContent, str, list[int], str] | None:
         """The edit worked out without writing anything; None when it would fail (its error shows then)."""
+        shown = self._workspace.display(self._workspace.resolve(given), given)
         try:
             if os.path.getsize(self._workspace.resolve(given)) > MAX_KEPT_TEXT:
                 return None  # describe runs on the event loop: only files small enough to keep whole
-            planned = self._plan(given, parse_edits(args))
+            with pin(self._workspace.root, given) as target:
+                planned = self._plan(target, shown, parse_edits(args))
         except (ArgumentError, ValueError, OSError):
             return None
-        return None if isinstance(planned, ToolOutput) else planned
+        return None if isinstance(planned, ToolOutput) else (*planned, shown)
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")
@@ -111,43 +120,42 @@ class EditTool(BaseTool):
         return await asyncio.to_thread(self.edit_sync, given, edits)
 
     def edit_sync(self, given: str, edits: list[Replacement]) -> ToolOutput:
-        planned = self._plan(given, edits)
-        if isinstance(planned, ToolOutput):
-            return planned
-        content, new_text, counts, shown = planned
+        """Read, change and write back the file through its held folder (``files.pin``)."""
         path = self._workspace.resolve(given)
-        target = Path(os.path.realpath(path))
+        shown = self._workspace.display(path, given)
         try:
-            data = content.encode(new_text)
-        except UnicodeEncodeError as exc:
-            bad = exc.object[exc.start : exc.end]
-            return error(
-                f"No change made to {shown}: it is {content.encoding} text, which cannot hold {bad!r}."
-            )
-        try:
-            atomic_write(target, data)
+            target = pin(self._workspace.root, given)
         except OSError as exc:
-            return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+            return _read_error(exc, shown)
+        with target:
+            planned = self._plan(target, shown, edits)
+            if isinstance(planned, ToolOutput):
+                return planned
+            content, new_text, counts = planned
+            try:
+                data = content.encode(new_text)
+            except UnicodeEncodeError as exc:
+                bad = exc.object[exc.start : exc.end]
+                return error(
+                    f"No change made to {shown}: it is {content.encoding} text, which cannot hold {bad!r}."
+                )
+            try:
+                write_pinned(target, data)
+            except OSError as exc:
+                return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
         diff = unified_diff(content.text, new_text, shown)
         detail = file_diff(str(path), content.text, new_text, diff)
         return ToolOutput(_summary(shown, counts) + "\n\n" + diff, details=(detail,))
 
     def _plan(
-        self, given: str, edits: list[Replacement]
-    ) -> tuple[TextContent, str, list[int], str] | ToolOutput:
-        """The file's content, its text once edited, the count of each replacement and the path as
-        shown; or the error result when the file cannot be read or an edit is refused."""
-        path = self._workspace.resolve(given)
-        shown = self._workspace.display(path, given)
-        target = Path(os.path.realpath(path))
+        self, target: PinnedFile, shown: str, edits: list[Replacement]
+    ) -> tuple[TextContent, str, list[int]] | ToolOutput:
+        """The file's content, its text once edited and the count of each replacement; or the error
+        result when the file cannot be read or an edit is refused."""
         try:
             content = decode_text(target.read_bytes())
-        except IsADirectoryError:
-            return error(f"{shown} is a directory; edit changes files.")
-        except FileNotFoundError:
-            return error(f"File not found: {shown}. To create a file use write.")
         except OSError as exc:
-            return error(f"{describe_os_error(exc, shown)}.")
+            return _read_error(exc, shown)
         except BinaryFile as exc:
             return error(f"Cannot edit {shown}: {exc}.")
         try:
@@ -155,7 +163,15 @@ class EditTool(BaseTool):
             new_text, counts = apply_edits(content.text, normalised, crlf_aware="\r\n" in content.text)
         except EditRefused as exc:
             return error(f"No change made to {shown}. {exc}")
-        return content, new_text, counts, shown
+        return content, new_text, counts
+
+
+def _read_error(exc: OSError, shown: str) -> ToolOutput:
+    if isinstance(exc, IsADirectoryError):
+        return error(f"{shown} is a directory; edit changes files.")
+    if isinstance(exc, FileNotFoundError):
+        return error(f"File not found: {shown}. To create a file use write.")
+    return error(f"{describe_os_error(exc, shown)}.")
 
 
 def parse_edits(args: Mapping[str, Any]) -> list[Replacement]:

@@ -1,7 +1,14 @@
-"""File helpers for read, write and edit: text decoding that can be reversed, and atomic replacement.
+"""File helpers for read, write and edit: text decoding that can be reversed, and atomic replacement
+through a folder held open.
 
 Decoding remembers what it found (encoding, byte-order mark, line endings) so that edit writes the file
 back the way it came: CRLF stays CRLF, a BOM stays, latin-1 stays latin-1.
+
+Writing opens the path once (``pin``): the folders are walked by descriptor from the workspace root with
+``O_NOFOLLOW``, symlinks are followed by reading them (and, for a path named inside the workspace, only
+while they stay inside it), and the file is then read and replaced through the held folder. Nothing is
+looked up by name again, so a folder swapped for a symlink after the permission check cannot redirect the
+write (docs/security.md).
 """
 
 from __future__ import annotations
@@ -9,7 +16,6 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,54 +102,196 @@ def _read_umask() -> int:
     return current
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
-    """Replace ``path`` with ``data`` atomically; returns True when the file was created.
+# -- opening the checked path once -----------------------------------------------------------------
 
-    Parent folders are created. The bytes go to a temporary file in the same folder, are flushed to disk,
-    and are renamed over ``path``: a reader sees the old or the new file, never a torn one, and a failure
-    leaves the old file untouched (the temporary file is removed). An existing file keeps its mode (and its
-    owner when ink may set it); a new one gets the mode a plain ``open`` would give. ``path`` must not be a
-    symlink (resolve it first). Raises ``OSError`` on failure.
+MAX_SYMLINKS = 40  # as the kernel: more links on one path is a loop
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
-    When the folder refuses new files but the existing file may be written (a file ink may change in a
-    folder it may not), the file is rewritten in place instead: not atomic, but the user's permissions
-    say that is the only way.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
+
+class EscapedWorkspace(OSError):
+    """A symlink on the way to a file named inside the workspace leads out of it."""
+
+
+@dataclass
+class PinnedFile:
+    """The folder of a file to write, held open, and the file's name in it: the file is reached through
+    ``folder`` (a descriptor), so swapping a folder on its path for a symlink after ``pin`` changes nothing.
+    ``path``: where it is, for messages and diffs. Close it (or use ``with``)."""
+
+    folder: int
+    name: str
+    path: Path
+
+    def __enter__(self) -> PinnedFile:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        os.close(self.folder)
+
+    def stat(self) -> os.stat_result | None:
+        """The file's status (not following a symlink), None when it does not exist."""
+        try:
+            return os.stat(self.name, dir_fd=self.folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def read_bytes(self) -> bytes:
+        fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=self.folder)
+        with os.fdopen(fd, "rb") as file:
+            return file.read()
+
+
+def pin(root: Path, given: str, *, create_folders: bool = False) -> PinnedFile:
+    """Open the folder of the file ``given`` names, walking from the workspace ``root`` (or from ``/`` for
+    a path named outside it) one folder at a time by descriptor with ``O_NOFOLLOW``. Symlinks met on the
+    way, the file's own included, are followed by reading them; for a path named inside the workspace
+    they must stay inside it (``EscapedWorkspace`` otherwise): a folder of the project swapped for a link
+    to elsewhere between the permission check and the write cannot carry the write out.
+    ``create_folders``: make missing folders (mode 0777 less the umask). Raises ``OSError``."""
+    expanded = os.path.expanduser(given) if given.startswith("~") else given
+    lexical = Path(os.path.normpath(os.path.join(root, expanded)))
+    inside = lexical == root or lexical.is_relative_to(root)
+    base = root if inside else Path("/")
+    parts = list(lexical.relative_to(base).parts)
+    if not parts:
+        raise IsADirectoryError(21, "Is a directory", str(lexical))
+    walk = _Walk(base, inside, create_folders)
     try:
-        old = os.stat(path)
-    except FileNotFoundError:
-        old = None
+        return walk.run(parts)
+    except BaseException:
+        walk.close()
+        raise
+
+
+class _Walk:
+    def __init__(self, base: Path, confined: bool, create: bool) -> None:
+        self.base = base
+        self.bases = (base, Path(os.path.realpath(base)))  # a link may name the workspace by either
+        self.confined = confined
+        self.create = create
+        self.links = 0
+        self.stack = [os.open(base, _DIR_FLAGS & ~os.O_NOFOLLOW)]  # the root itself may be a link
+        self.names: list[str] = []
+
+    def run(self, parts: list[str]) -> PinnedFile:
+        while parts:
+            name = parts.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                self.up()
+                continue
+            if not parts and not self.is_link(name):
+                folder = self.stack.pop()
+                self.close()
+                return PinnedFile(folder, name, self.base.joinpath(*self.names, name))
+            if self.is_link(name):
+                parts[:0] = self.follow(name)
+                continue
+            self.down(name)
+        raise IsADirectoryError(21, "Is a directory", str(self.base.joinpath(*self.names)))
+
+    def is_link(self, name: str) -> bool:
+        try:
+            return stat.S_ISLNK(os.stat(name, dir_fd=self.stack[-1], follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            return False
+
+    def follow(self, name: str) -> list[str]:
+        self.links += 1
+        if self.links > MAX_SYMLINKS:
+            raise OSError(40, "Too many levels of symbolic links", name)
+        target = os.readlink(name, dir_fd=self.stack[-1])
+        if not target.startswith("/"):
+            return target.split("/")
+        absolute = Path(os.path.normpath(target))
+        base = next((b for b in self.bases if absolute.is_relative_to(b)), None)
+        if self.confined and base is None:
+            raise EscapedWorkspace(1, f"a symlink leads out of the workspace (to {target})", name)
+        while len(self.stack) > 1:
+            self.up()
+        return list(absolute.relative_to(base).parts) if self.confined and base else list(absolute.parts[1:])
+
+    def down(self, name: str) -> None:
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=self.stack[-1])
+        except FileNotFoundError:
+            if not self.create:
+                raise
+            try:
+                os.mkdir(name, 0o777, dir_fd=self.stack[-1])
+            except FileExistsError:
+                pass  # made meanwhile: opened below, still without following a link
+            fd = os.open(name, _DIR_FLAGS, dir_fd=self.stack[-1])
+        self.stack.append(fd)
+        self.names.append(name)
+
+    def up(self) -> None:
+        if len(self.stack) == 1:
+            if self.confined:
+                raise EscapedWorkspace(1, "a symlink leads out of the workspace (above it)", "..")
+            return  # /.. is /
+        os.close(self.stack.pop())
+        self.names.pop()
+
+    def close(self) -> None:
+        for fd in self.stack:
+            os.close(fd)
+        self.stack.clear()
+
+
+def write_pinned(target: PinnedFile, data: bytes) -> bool:
+    """Replace the file of ``target`` with ``data`` atomically, through its held folder; returns True when
+    the file was created. Keeps an existing file's mode (and owner, when ink may set it); a new file gets
+    the mode a plain ``open`` would give. When the folder refuses new files but the file may be written,
+    it is rewritten in place (not atomic: the user's permissions leave no other way). Raises ``OSError``."""
+    old = target.stat()
+    if old is not None and stat.S_ISDIR(old.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(target.path))
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".ink-tmp")
+        fd, temporary = _temporary(target)
     except PermissionError:
-        if old is None or not os.access(path, os.W_OK):
+        if old is None:
             raise
-        _rewrite_in_place(path, data)
+        _rewrite_in_place(target, data)
         return False
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
+            os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode) if old else 0o666 & ~_read_umask())
+            if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(out.fileno(), old.st_uid, old.st_gid)
+                except OSError:
+                    pass  # only the owner's group or root may do this; the content matters more
             os.fsync(out.fileno())
-        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old else 0o666 & ~_read_umask())
-        if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                os.chown(tmp, old.st_uid, old.st_gid)
-            except OSError:
-                pass  # only the owner's group or root may do this; the content matters more
-        os.replace(tmp, path)
+        os.replace(temporary, target.name, src_dir_fd=target.folder, dst_dir_fd=target.folder)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(temporary, dir_fd=target.folder)
         except OSError:
             pass
         raise
     return old is None
 
 
-def _rewrite_in_place(path: Path, data: bytes) -> None:
-    with open(path, "r+b") as out:
+def _temporary(target: PinnedFile) -> tuple[int, str]:
+    import secrets
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        name = f".{target.name[:200]}.{secrets.token_hex(4)}.ink-tmp"
+        try:
+            return os.open(name, flags, 0o600, dir_fd=target.folder), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(17, "No free temporary file name", str(target.path))
+
+
+def _rewrite_in_place(target: PinnedFile, data: bytes) -> None:
+    fd = os.open(target.name, os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=target.folder)
+    with os.fdopen(fd, "wb") as out:
         out.write(data)
         out.truncate()
         out.flush()
@@ -152,6 +300,13 @@ def _rewrite_in_place(path: Path, data: bytes) -> None:
 
 def describe_os_error(exc: OSError, shown: str) -> str:
     """A one-line message for the usual file errors, naming the path as the model gave it."""
+    if isinstance(exc, EscapedWorkspace):
+        return (
+            f"{shown} leads out of the workspace through a symlink ({exc.strerror}), which write and edit "
+            "do not follow; name the real path if that file is meant"
+        )
+    if exc.errno == 40:  # ELOOP: a link where a folder was (swapped while ink was writing), or a loop
+        return f"{shown}: a symlink is in the way or loops ({exc.strerror}); nothing was written"
     if isinstance(exc, FileNotFoundError):
         return f"File not found: {shown}"
     if isinstance(exc, PermissionError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,14 +13,15 @@ from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.ai.details import MAX_KEPT_TEXT, FileDiff, file_diff
 from ink.tools.base import BaseTool, arg_str, error, get_str, object_schema
 from ink.tools.edit import unified_diff
-from ink.tools.files import atomic_write, describe_os_error
+from ink.tools.files import PinnedFile, describe_os_error, pin, write_pinned
 from ink.tools.limits import plural
 from ink.tools.workspace import Workspace, written_paths
 
 DESCRIPTION = """Write a whole file: create it, or replace all of its content.
 - `path`: relative to the working directory, or absolute. Missing parent folders are created.
 - `content`: the complete new content, written as UTF-8 exactly as given.
-- The file is replaced atomically and keeps its permissions. Through a symlink, the target is written.
+- The file is replaced atomically and keeps its permissions. Through a symlink, the target is written;
+  a symlink is not followed out of the working directory (name the real path).
 - To change part of an existing file prefer `edit`: it is safer and shows a diff."""
 
 
@@ -58,29 +60,41 @@ class WriteTool(BaseTool):
     def write_sync(self, given: str, content: str) -> ToolOutput:
         path = self._workspace.resolve(given)
         shown = self._workspace.display(path, given)
-        target = Path(os.path.realpath(path))
-        if target.is_dir():
-            return error(f"{shown} is a directory; give the path of a file inside it.")
         data = content.encode("utf-8", "replace")
-        before = current_text(target)
         try:
-            old_size = target.stat().st_size if target.exists() else None
-            created = atomic_write(target, data)
-        except FileExistsError:
+            with pin(self._workspace.root, given, create_folders=True) as target:
+                old = target.stat()
+                if old is not None and stat.S_ISDIR(old.st_mode):
+                    return error(f"{shown} is a directory; give the path of a file inside it.")
+                before = _pinned_text(target, old)
+                created = write_pinned(target, data)
+        except IsADirectoryError:
+            return error(f"{shown} is a directory; give the path of a file inside it.")
+        except (FileExistsError, NotADirectoryError):
             return error(f"Cannot create the folders for {shown}: a file is in the way.")
         except OSError as exc:
             return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
-        if old_size is not None and before is None:  # it replaced a file too large or not text to show
+        if old is not None and before is None:  # it replaced a file too large or not text to show
             detail = FileDiff(str(path), None, None)
         else:
             detail = file_diff(str(path), before, content, unified_diff(before or "", content, shown))
         lines = plural(content.count("\n") + (1 if content and not content.endswith("\n") else 0), "line")
-        if created:
+        if created or old is None:
             return ToolOutput(f"Created {shown} ({plural(len(data), 'byte')}, {lines}).", details=(detail,))
         return ToolOutput(
-            f"Overwrote {shown} ({plural(len(data), 'byte')}, {lines}; it had {old_size} bytes).",
+            f"Overwrote {shown} ({plural(len(data), 'byte')}, {lines}; it had {old.st_size} bytes).",
             details=(detail,),
         )
+
+
+def _pinned_text(target: PinnedFile, status: os.stat_result | None) -> str | None:
+    """Like ``current_text``, for the file about to be replaced through its held folder."""
+    if status is None or not stat.S_ISREG(status.st_mode) or status.st_size > MAX_KEPT_TEXT:
+        return None
+    try:
+        return target.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def current_text(path: Path) -> str | None:
