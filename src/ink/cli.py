@@ -315,6 +315,7 @@ def _did_you_mean(flag: str) -> str:
 
 def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
     """Decide the mode from the parsed flags; contradictory combinations are usage errors."""
+    from ink.ai.unicode import sendable_text
     from ink.config import Invocation
 
     words: list[str] = ns.prompt
@@ -337,7 +338,8 @@ def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
         if ns.print or words:
             raise UsageError("--mode rpc reads its prompts from stdin: drop -p and the prompt")
         return Invocation("rpc", continue_session=ns.continue_session, resume_id=ns.resume)
-    prompt = " ".join(words) if words else None
+    # argv arrives with undecodable bytes as surrogate escapes: the prompt gets them as \xNN instead
+    prompt = sendable_text(" ".join(words)) if words else None
     if ns.print and prompt is None and (sys.stdin is None or sys.stdin.isatty()):
         raise UsageError('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
     mode: Mode = "print" if ns.print else "tui"

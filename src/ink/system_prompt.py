@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ink.ai.provider import ToolSpec
+from ink.ai.unicode import sendable_text
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_CHARS = 40_000
@@ -91,7 +92,7 @@ def build_system_prompt(tools: Sequence[ToolSpec], env: Environment, *, extra: S
     files = instruction_files(env)
     if files:
         parts.append(_instructions_section(files))
-    return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"
+    return sendable_text("\n\n".join(p.strip() for p in parts if p.strip()) + "\n")  # a non-UTF-8 cwd
 
 
 def _tools_section(tools: Sequence[ToolSpec]) -> str:

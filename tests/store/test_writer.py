@@ -137,14 +137,15 @@ def test_resume_cuts_a_torn_line_before_appending(tmp_path: Path) -> None:
     assert lines(handle.path)[0].startswith(b'{"type":"session"')  # the header is not written twice
 
 
-def test_undecodable_tool_output_round_trips(tmp_path: Path) -> None:
+def test_undecodable_tool_output_is_written_and_loaded_as_byte_escapes(tmp_path: Path) -> None:
     output = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")  # what a tool gets from a latin-1 file
     handle = store(tmp_path).create(project(tmp_path), "m", "openai")
     handle.history.append(calls("c1"))
     handle.history.append(ToolResult("c1", "bash", output))
     handle.close()
     _, loaded = load_session(handle.path).messages
-    assert isinstance(loaded, ToolResult) and loaded.output == output
+    assert isinstance(loaded, ToolResult) and loaded.output == "caf\\xe9 \\xff"  # docs/security.md
+    assert b"\\ud" not in handle.path.read_bytes()  # no surrogate escape to poison a later request
 
 
 def test_close_is_idempotent_and_later_changes_are_not_written(tmp_path: Path) -> None:

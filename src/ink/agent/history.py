@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult
+from ink.ai.unicode import sendable_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +27,11 @@ HistoryListener = Callable[[HistoryChange], None]
 
 
 class History:
+    """Every message is made sendable as it enters (``ink.ai.unicode``): text that cannot be encoded as
+    UTF-8 never reaches a request, whatever it came from (a tool, the user, a model, a session file)."""
+
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._messages: list[Message] = list(messages)
+        self._messages: list[Message] = [sendable_message(m) for m in messages]
         self._listeners: list[HistoryListener] = []
 
     @property
@@ -38,11 +42,12 @@ class History:
         return len(self._messages)
 
     def append(self, message: Message) -> None:
+        message = sendable_message(message)
         self._messages.append(message)
         self._notify(HistoryChange("appended", (message,)))
 
     def replace(self, messages: Iterable[Message], reason: str) -> None:
-        self._messages = list(messages)
+        self._messages = [sendable_message(m) for m in messages]
         self._notify(HistoryChange("replaced", tuple(self._messages), reason))
 
     def unanswered_calls(self) -> list[ToolCall]:

@@ -23,6 +23,7 @@ from ink.agent.live import LiveOutput
 from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool, ToolCallContext, ToolOutput
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
+from ink.ai.unicode import sendable_text
 
 log = logging.getLogger(__name__)
 NOT_STARTED = "Not executed: cancelled by the user before it started."
@@ -182,7 +183,7 @@ class ToolScheduler:
         result = ToolResult(
             call.id,
             call.name,
-            output.output,
+            sendable_text(output.output),  # file names, a command's bytes: shown as sent (ink.ai.unicode)
             is_error=output.is_error,
             duration_ms=elapsed_ms,
             interrupted=True if output.interrupted else None,

@@ -21,6 +21,7 @@ from ink.ai.messages import (
     Usage,
 )
 from ink.ai.models import priced
+from ink.ai.unicode import sendable_json
 
 
 class GrowingBlocks:
@@ -138,7 +139,7 @@ def parse_arguments(raw: str, name: str, call_id: str, provider: str) -> Mapping
             f"tool call {name!r} ({call_id}) arguments are not a JSON object: {raw[:200]!r}",
             provider=provider,
         )
-    return value
+    return sendable_json(value, raw)
 
 
 def load_chunk(data: str, provider: str) -> dict[str, Any]:
@@ -151,4 +152,4 @@ def load_chunk(data: str, provider: str) -> dict[str, Any]:
         ) from exc
     if not isinstance(value, dict):
         raise BadResponse(f"malformed chunk (not a JSON object): {data[:200]!r}", provider=provider)
-    return value
+    return sendable_json(value, data)  # a "\\ud800" in model text must not poison the history

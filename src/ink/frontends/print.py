@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO
 
 from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
+from ink.ai.unicode import decode_bytes
 from ink.config import Invocation, Settings
 from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
 from ink.wiring import NEW_SESSION, SessionChoice
@@ -206,9 +207,10 @@ def combine_prompt(given: str | None, piped: str | None) -> str | None:
 
 
 def _read_stdin() -> str | None:
+    """The piped prompt; bytes that are not UTF-8 (a latin-1 ``git diff``) become ``\\xNN`` escapes."""
     if sys.stdin is None or sys.stdin.isatty():
         return None
-    return sys.stdin.read()
+    return decode_bytes(sys.stdin.buffer.read())
 
 
 def _silence(stream: TextIO) -> None:

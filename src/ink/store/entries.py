@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ink.ai.unicode import sendable_json
 from ink.redaction import MIN_SECRET_LENGTH, REDACTED, redact, usable_secrets
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact", "redact_tree", "usable_secrets"]  # re-exported
@@ -29,7 +30,8 @@ MESSAGE_PREFIX = b'{"type":"message"'
 
 
 def encode(entry: dict[str, Any]) -> bytes:
-    """One line, newline included. Lone surrogates (undecodable tool output) become JSON escapes."""
+    """One line, newline included. The history holds no lone surrogate (ink.ai.unicode); should one come
+    anyway it is written as a JSON escape, which ``decode`` turns into the replacement policy's text."""
     # default=str: a tool argument JSON cannot hold is stored as its text rather than failing the write
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.encode("utf-8", "backslashreplace") + b"\n"
@@ -43,7 +45,7 @@ def decode(line: bytes) -> dict[str, Any]:
         raise ValueError(f"invalid JSON: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ValueError("not an entry object with a 'type'")
-    return data
+    return sendable_json(data, line)  # repairs a session an older ink wrote with lone surrogates
 
 
 def redact_tree(value: Any, secrets: Sequence[str]) -> Any:

@@ -6,6 +6,7 @@ sacrifices. Memory stays bounded however much a command prints.
 
 from __future__ import annotations
 
+from ink.ai.unicode import decode_bytes
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, plural
 
 
@@ -93,4 +94,4 @@ def _split(data: bytes) -> list[bytes]:
 
 
 def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace").replace("\r\n", "\n")
+    return decode_bytes(data).replace("\r\n", "\n")

@@ -61,7 +61,7 @@ class _PipeReader(asyncio.Protocol):
         self.buffer = buffer
         self.closed = asyncio.Event()
         self._on_output = on_output
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")  # \xNN (ink.ai.unicode)
 
     def data_received(self, data: bytes) -> None:
         self.buffer.feed(data)

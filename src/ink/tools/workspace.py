@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ink.tools.limits import bounded
@@ -16,7 +17,20 @@ def resolve_path(cwd: str | os.PathLike[str], path: str) -> Path:
     names ``cwd`` itself.
     """
     expanded = os.path.expanduser(path) if path.startswith("~") else path
-    return Path(os.path.normpath(os.path.join(os.path.abspath(cwd), expanded)))
+    resolved = Path(os.path.normpath(os.path.join(os.path.abspath(cwd), expanded)))
+    return _unescaped(resolved) if _BYTE_ESCAPE.search(path) else resolved
+
+
+_BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def _unescaped(path: Path) -> Path:
+    """ink shows a byte of a file name that is not UTF-8 as ``\\xNN`` (ink.ai.unicode), so the model names
+    that file the same way: when no file has the name as written, the one with those bytes is meant."""
+    if os.path.lexists(path):
+        return path
+    raw = Path(_BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), str(path)))
+    return raw if os.path.lexists(raw) else path
 
 
 def real_target(cwd: str | os.PathLike[str], path: str) -> Path:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ink.ai.unicode import sendable_json
 from ink.frontends.stdio import encode_line, load_json
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ def parse_message(line: bytes) -> Call | Reply:
         data = load_json(line)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: too deep
         raise RpcError(PARSE_ERROR, f"Parse error: the line is not valid JSON ({exc})") from None
+    data = sendable_json(data, line)  # a "\\ud800" escape in a prompt must not poison the session
     if isinstance(data, list):
         raise RpcError(INVALID_REQUEST, "Invalid request: batches are not supported; send one message a line")
     if not isinstance(data, dict):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from ink.ai.unicode import sendable_json
 from ink.frontends.stdio import load_json
 
 JsonId: TypeAlias = str | int | float
@@ -89,6 +90,7 @@ def parse_line(raw: bytes) -> Command | Rejection:
         return Rejection(utf8_problem or f"the line is not valid JSON: {exc}")
     if not isinstance(data, dict):
         return Rejection(f"a command must be a JSON object, got {_json_kind(data)}")
+    data = sendable_json(data, text)  # a "\\ud800" escape: the text is taken, with U+FFFD for it
     has_id = "id" in data
     command_id = data.get("id")
     kind = data.get("type")
