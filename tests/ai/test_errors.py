@@ -19,7 +19,7 @@ from ink.ai.errors import (
     ServerError,
 )
 from ink.ai.http import NO_RETRY, RetryPolicy
-from ink.ai.messages import Message
+from ink.ai.messages import Message, ToolCall
 from ink.ai.openai import OpenAIProvider
 from ink.ai.stream import RetryScheduled, TextDelta
 from tests.ai.helpers import FAST_RETRY, collect, done_message, make_request, provider_for
@@ -230,20 +230,29 @@ async def test_anthropic_wrong_shapes_are_bad_responses(fake_server: FakeModelSe
     await provider.aclose()
 
 
-async def test_malformed_tool_arguments_name_the_call(
+def unusable_call(events: list[object]) -> ToolCall:
+    """The one call of the reply, whose arguments could not be used (they are then empty)."""
+    [call] = done_message(events).tool_calls
+    assert call.arguments == {} and call.arguments_error is not None
+    return call
+
+
+async def test_malformed_tool_arguments_are_kept_as_the_calls_problem_not_a_failed_reply(
     fake_server: FakeModelServer, provider: Provider
 ) -> None:
     fake_server.script(Reply([tool_call("read", '{"path": "a.txt"', id="c9", pieces=3)]))
-    with pytest.raises(BadResponse, match=r"tool call 'read' \(c9\) has malformed JSON arguments"):
-        await collect(provider, make_request())
+    call = unusable_call(await collect(provider, make_request()))
+    assert (call.id, call.name) == ("c9", "read")
+    assert call.arguments_error is not None
+    assert call.arguments_error.startswith("has malformed JSON arguments: they are not valid JSON")
+    assert """they began '{"path": "a.txt"' (16 characters)""" in call.arguments_error
 
 
 async def test_tool_arguments_that_are_not_an_object(
     fake_server: FakeModelServer, provider: Provider
 ) -> None:
     fake_server.script(Reply([tool_call("read", "[1, 2]", id="c9")]))
-    with pytest.raises(BadResponse, match="not a JSON object"):
-        await collect(provider, make_request())
+    assert "not a JSON object" in str(unusable_call(await collect(provider, make_request())).arguments_error)
 
 
 async def test_empty_tool_arguments_mean_no_arguments(
@@ -310,9 +319,15 @@ async def test_an_error_event_opening_a_200_stream_is_retried(fake_server: FakeM
     assert done_message(events).text == "after the overload"
 
 
-async def test_absurdly_nested_tool_arguments_are_a_bad_response_not_a_crash(
-    fake_server: FakeModelServer, provider: Provider
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("[" * 100_000, "nest too deeply to parse"),  # Python's parser gives up (RecursionError)
+        ('{"a":' * 600 + "1" + "}" * 600, "nested deeper than 100 levels"),  # parses, but too deep to use
+    ],
+)
+async def test_absurdly_nested_tool_arguments_are_the_calls_problem_not_a_crash(
+    fake_server: FakeModelServer, provider: Provider, raw: str, problem: str
 ) -> None:
-    fake_server.script(Reply([tool_call("read", "[" * 100_000, id="deep")]))
-    with pytest.raises(BadResponse, match="malformed JSON arguments"):
-        await collect(provider, make_request())
+    fake_server.script(Reply([tool_call("read", raw, id="deep")]))
+    assert problem in str(unusable_call(await collect(provider, make_request())).arguments_error)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ink.ai.messages import UserMessage
-from ink.store import AmbiguousSession, SessionHandle, SessionNotFound, SessionStore
+from ink.store import AmbiguousSession, NotASession, SessionHandle, SessionNotFound, SessionStore
 from ink.store.paths import cwd_folder
 from tests.store.helpers import answer, project, store
 
@@ -68,18 +69,36 @@ def test_a_torn_last_line_is_not_counted_and_broken_files_are_not_listed(tmp_pat
     assert info.message_count == 1
 
 
-def test_latest_is_the_most_recently_updated_readable_session(tmp_path: Path) -> None:
+def test_latest_is_the_most_recently_updated_session(tmp_path: Path) -> None:
     sessions, here = store(tmp_path), project(tmp_path)
     assert sessions.latest(here) is None
     session(sessions, here, "old", mtime=1_000)
     recent = session(sessions, here, "recent", mtime=2_000)
-    torn = session(sessions, here, "torn header", mtime=3_000)
-    torn.path.write_bytes(torn.path.read_bytes()[:20])  # killed while writing its very first line
     latest = sessions.latest(here)
     assert latest is not None and latest.id == recent.id
     resumed = sessions.continue_latest(here)
     assert [m.text for m in resumed.history.messages if isinstance(m, UserMessage)] == ["recent"]
     resumed.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda data: data[:20], "first line is not a session header"),  # killed during its first write
+        (lambda data: b"", "the file is empty"),
+        (lambda data: b"\xff\xfe not json\n" + data, "first line is not a session header"),
+    ],
+)
+def test_continue_stops_when_the_newest_session_is_unreadable_instead_of_taking_an_older_one(
+    tmp_path: Path, damage: Callable[[bytes], bytes], reason: str
+) -> None:
+    sessions, here = store(tmp_path), project(tmp_path)
+    session(sessions, here, "older", mtime=1_000)
+    newest = session(sessions, here, "newest", mtime=2_000)
+    newest.path.write_bytes(damage(newest.path.read_bytes()))
+    os.utime(newest.path, (3_000, 3_000))
+    with pytest.raises(NotASession, match=f"{reason}.*nothing was resumed.*ink --resume ID"):
+        sessions.continue_latest(here)
 
 
 def test_continue_without_any_session_is_a_clear_error(tmp_path: Path) -> None:

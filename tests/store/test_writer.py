@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -185,3 +186,38 @@ def test_a_session_has_one_writer_at_a_time(tmp_path: Path) -> None:
     second.history.append(UserMessage("now mine"))
     second.close()
     assert [m.text for m in load_session(first.path).messages] == ["mine", "now mine"]  # type: ignore[union-attr]
+
+
+def test_a_complete_last_line_without_its_newline_is_kept_on_load_and_resume(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sessions = store(tmp_path)
+    handle = sessions.create(project(tmp_path), "m", "openai")
+    handle.history.append(UserMessage("first"))
+    handle.history.append(UserMessage("complete but unterminated"))
+    handle.close()
+    handle.path.write_bytes(handle.path.read_bytes()[:-1])  # an editor, or a crash between line and newline
+    loaded = sessions.load(handle.path)
+    assert [m.text for m in loaded.messages if isinstance(m, UserMessage)] == [
+        "first",
+        "complete but unterminated",
+    ]
+    assert loaded.torn_bytes == 0 and "dropped" not in caplog.text
+    resumed = sessions.resume(handle.path)
+    resumed.history.append(UserMessage("second"))
+    resumed.close()
+    texts = [m.text for m in load_session(handle.path).messages if isinstance(m, UserMessage)]
+    assert texts == ["first", "complete but unterminated", "second"]
+    assert handle.path.read_bytes().endswith(b"\n") and len(lines(handle.path)) == 4
+
+
+def test_a_dropped_torn_line_is_reported(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    sessions = store(tmp_path)
+    handle = sessions.create(project(tmp_path), "m", "openai")
+    handle.history.append(UserMessage("first"))
+    handle.close()
+    with open(handle.path, "ab") as f:
+        f.write(b'{"type":"message","timestamp":1,"message":{"role":"user","te')  # killed mid-write
+    with caplog.at_level(logging.WARNING):
+        sessions.resume(handle.path).close()
+    assert f"{handle.path}: dropped an unfinished last line (60 bytes" in caplog.text

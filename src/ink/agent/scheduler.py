@@ -27,6 +27,10 @@ from ink.ai.unicode import sendable_text
 
 log = logging.getLogger(__name__)
 NOT_STARTED = "Not executed: cancelled by the user before it started."
+ARGUMENTS_UNUSABLE = (
+    "Not executed: this call {problem}. Send it again with complete, valid JSON arguments; if a long text "
+    "was cut off by the output token limit, write it in smaller pieces."
+)
 
 
 @dataclass
@@ -152,6 +156,8 @@ class ToolScheduler:
             return _error(call, f"Not executed: ink could not check this call ({type(exc).__name__}: {exc}).")
 
     async def _checked(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
+        if call.arguments_error is not None:  # the model can correct this; the run goes on
+            return _error(call, ARGUMENTS_UNUSABLE.format(problem=call.arguments_error))
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 
 from ink.ai.anthropic_convert import anthropic_body
-from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
+from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
-from ink.ai.messages import StopReason, ThinkingBlock, ToolCall, Usage
+from ink.ai.messages import StopReason, ThinkingBlock, Usage
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
@@ -203,9 +203,7 @@ class _EventReader:
     def _stop(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
         tool = self.tools.pop(self._index(event), None)
         if tool is not None:
-            call = ToolCall(
-                tool.id, tool.name, parse_arguments("".join(tool.json), tool.name, tool.id, self.provider)
-            )
+            call = tool_call(tool.id, tool.name, "".join(tool.json))
             self.builder.add_call(call)
             yield ToolCallReady(call)
 

@@ -1,15 +1,15 @@
 """Building one assistant message from streamed pieces, shared by the providers.
 
 Blocks keep their arrival order; consecutive text (or thinking) pieces join one block. Tool calls are
-added whole, when their arguments are complete (see ``parse_arguments``).
+added whole, when their arguments are complete (see ``tool_call``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
+from ink.ai.depth import MAX_JSON_DEPTH, too_deep
 from ink.ai.errors import BadResponse
 from ink.ai.messages import (
     AssistantBlock,
@@ -21,7 +21,7 @@ from ink.ai.messages import (
     Usage,
 )
 from ink.ai.models import priced
-from ink.ai.unicode import sendable_json
+from ink.ai.unicode import sendable_json, sendable_text
 
 
 class GrowingBlocks:
@@ -123,23 +123,29 @@ class MessageBuilder:
         return AssistantMessage(blocks, stop, self.model, self.provider, usage, error_message)
 
 
-def parse_arguments(raw: str, name: str, call_id: str, provider: str) -> Mapping[str, Any]:
-    """A tool call's JSON arguments as an object. Empty means no arguments. Raises ``BadResponse``."""
+def tool_call(call_id: str, name: str, raw: str) -> ToolCall:
+    """The call with its JSON arguments parsed. Arguments that cannot be used (invalid or cut-off JSON,
+    not an object, nesting deeper than ``MAX_JSON_DEPTH``) do not fail the reply: the call carries the
+    problem in ``arguments_error`` and is answered with it, so the model can send it again."""
     if not raw.strip():
-        return {}
+        return ToolCall(call_id, name, {})
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
-        raise BadResponse(
-            f"tool call {name!r} ({call_id}) has malformed JSON arguments: {exc}: {raw[:200]!r}",
-            provider=provider,
-        ) from exc
-    if not isinstance(value, dict):
-        raise BadResponse(
-            f"tool call {name!r} ({call_id}) arguments are not a JSON object: {raw[:200]!r}",
-            provider=provider,
+        reason = (
+            "nest too deeply to parse" if isinstance(exc, RecursionError) else f"are not valid JSON ({exc})"
         )
-    return sendable_json(value, raw)
+        return _unusable(call_id, name, f"has malformed JSON arguments: they {reason}", raw)
+    if not isinstance(value, dict):
+        return _unusable(call_id, name, "has arguments that are not a JSON object", raw)
+    if too_deep(value):
+        return _unusable(call_id, name, f"has arguments nested deeper than {MAX_JSON_DEPTH} levels", raw)
+    return ToolCall(call_id, name, sendable_json(value, raw))
+
+
+def _unusable(call_id: str, name: str, problem: str, raw: str) -> ToolCall:
+    start = sendable_text(raw[:200])
+    return ToolCall(call_id, name, {}, f"{problem}; they began {start!r} ({len(raw)} characters)")
 
 
 def load_chunk(data: str, provider: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ink.ai.depth import MAX_JSON_DEPTH, too_deep
 from ink.ai.details import ToolDetail, detail_from_json
 from ink.ai.jsonform import ALWAYS, to_json
 
@@ -88,9 +89,14 @@ class ThinkingBlock:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """``arguments_error`` says why the arguments the model sent could not be used (invalid or cut-off
+    JSON, nesting too deep); ``arguments`` is then empty and the call is answered with that error
+    instead of being run, so the model can send it again (docs/security.md, "Input boundaries")."""
+
     id: str
     name: str
     arguments: Mapping[str, Any]
+    arguments_error: str | None = None
     type: Literal["tool_call"] = "tool_call"
 
 
@@ -234,7 +240,12 @@ def _block_from_json(data: Mapping[str, Any]) -> AssistantBlock:
             args = data["arguments"]
             if not isinstance(args, Mapping):
                 raise ValueError("tool call arguments must be an object")
-            return ToolCall(str(data["id"]), str(data["name"]), dict(args))
+            problem = data.get("argumentsError")
+            if too_deep(args):
+                args, problem = {}, f"the arguments nest deeper than {MAX_JSON_DEPTH} levels"
+            return ToolCall(
+                str(data["id"]), str(data["name"]), dict(args), None if problem is None else str(problem)
+            )
         case other:
             raise ValueError(f"unknown content block type {other!r}")
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 
-from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
+from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_details, error_for_status
-from ink.ai.messages import StopReason, ToolCall, Usage
+from ink.ai.messages import StopReason, Usage
 from ink.ai.openai_convert import openai_body
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import ReplyDone, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
@@ -239,8 +239,7 @@ class _ChunkReader:
         self.completed.add(index)
         if not entry.name:
             raise BadResponse(f"tool call {entry.id} arrived without a name", provider=self.provider)
-        args = parse_arguments("".join(entry.arguments), entry.name, entry.id, self.provider)
-        call = ToolCall(entry.id, entry.name, args)
+        call = tool_call(entry.id, entry.name, "".join(entry.arguments))
         self.builder.add_call(call)
         yield ToolCallReady(call)
 

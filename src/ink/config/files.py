@@ -76,6 +76,9 @@ def parse_config(path: Path, raw: bytes) -> ConfigFile:
         raise ConfigError(f"config error: {path}:{line}: not valid UTF-8 text — {FIX}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error: {_toml_problem(path, text, exc)} — {FIX}") from exc
+    except RecursionError as exc:  # tomllib parses arrays and inline tables recursively
+        problem = "arrays or inline tables nest too deeply to be read"
+        raise ConfigError(f"config error: {path}: {problem} — {FIX}") from exc
     return _checked(path, text, data)
 
 

@@ -8,6 +8,8 @@ Exit statuses:
     1    the run failed (the provider's message on stderr, no traceback)
     2    bad input (no prompt)
     3    the run stopped at --max-iterations: not a failure, but not a finished answer either
+    4    the answer was cut off by the model's output token limit (``run_end.truncated``): printed, but
+         not whole
     130  interrupted (SIGINT); a second SIGINT while the abort settles exits 130 at once (R21)
     141  stdout was closed by the reader (a pipe into ``head``): the run is aborted
     143  terminated (SIGTERM): aborted cleanly like an interrupt
@@ -28,7 +30,7 @@ from ink.config import Invocation, Settings
 from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
 from ink.wiring import NEW_SESSION, SessionChoice
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS, EXIT_TRUNCATED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED = 130, 141, 143
 TERMINATED = "terminated"  # the abort reason SIGTERM gives
 
@@ -160,7 +162,15 @@ class _Printer:
         if end.stop_reason == "completed":
             if not self.json_lines and self.answer:
                 self._write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
-            return EXIT_PIPE_CLOSED if self.pipe_closed else EXIT_OK
+            if self.pipe_closed:
+                return EXIT_PIPE_CLOSED
+            if end.truncated:
+                self._note(
+                    "warning: the answer was cut off at the model's output token limit (max_tokens); "
+                    "raise max_tokens in the config, or --continue and ask for the rest"
+                )
+                return EXIT_TRUNCATED
+            return EXIT_OK
         if end.stop_reason == "max_iterations":
             self._note(
                 "stopped at the limit of tool batches (max_iterations) before the task was finished; "

@@ -22,7 +22,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, InputMode, InputTaken, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
-from ink.ai.messages import ToolResult, Usage, UserMessage
+from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
 from ink.run.events import (
     AbortReceipt,
     BangEnd,
@@ -296,6 +296,12 @@ class RunController:
         error = str(result.error) if result.error is not None else None
         return await self._settle(run_id, result, signal, error)
 
+    def _reply_cut(self) -> bool:
+        """Whether the run ended on a reply the model's output token limit cut off (``stop_reason`` length):
+        it looks complete, so run_end says so (docs/rpc.md)."""
+        last = self.history.messages[-1] if len(self.history) else None
+        return isinstance(last, AssistantMessage) and last.stop_reason == "length"
+
     def _answer_dangling_calls(self) -> None:
         """R19 after a bug: every call of the history gets its one result and its ``tool_end``."""
         for call in self.history.unanswered_calls():
@@ -307,7 +313,7 @@ class RunController:
         """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report."""
         stop = "aborted" if signal.aborted and result.stop_reason != "error" else result.stop_reason
         if stop in ("completed", "max_iterations"):
-            self._emit(RunEnd(run_id, stop, usage=result.usage))
+            self._emit(RunEnd(run_id, stop, usage=result.usage, truncated=self._reply_cut() or None))
             return True
         receipt = None
         if stop == "aborted":

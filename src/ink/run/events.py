@@ -55,6 +55,7 @@ class RunEnd:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     receipt: AbortReceipt | None = None
+    truncated: bool | None = None  # True: the run's last reply was cut by the model's output token limit
     source: Source | None = None
     type: Literal["run_end"] = "run_end"
 

@@ -48,6 +48,18 @@ def decode(line: bytes) -> dict[str, Any]:
     return sendable_json(data, line)  # repairs a session an older ink wrote with lone surrogates
 
 
+def ends_complete(data: bytes) -> bool:
+    """Whether ``data`` (a session file's bytes) ends with a complete entry: a newline, or a last line
+    that parses as an entry although its newline is missing (a crash between the two, or an editor)."""
+    if not data or data.endswith(b"\n"):
+        return True
+    try:
+        decode(data[data.rfind(b"\n") + 1 :])
+    except ValueError:
+        return False
+    return True
+
+
 def redact_tree(value: Any, secrets: Sequence[str]) -> Any:
     """``redact`` applied to every string of a JSON tree, object keys included (a model's tool arguments
     may use a secret as a key). Recognisable credentials (``Authorization`` headers, key formats) go even

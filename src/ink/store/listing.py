@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ink.store.entries import MESSAGE_PREFIX, SessionHeader, decode
-from ink.store.errors import AmbiguousSession, SessionNotFound
+from ink.store.entries import MESSAGE_PREFIX, SessionHeader, decode, ends_complete
+from ink.store.errors import AmbiguousSession, NotASession, SessionNotFound
 from ink.store.paths import SUFFIX, cwd_folder, id_from_file_name, normalise_cwd
 
 log = logging.getLogger(__name__)
@@ -36,17 +36,25 @@ class SessionInfo:
 
 def session_info(path: Path) -> SessionInfo | None:
     """The summary of one session file, or None when it is not a readable session."""
+    found = _read_info(path)
+    return found if isinstance(found, SessionInfo) else None
+
+
+def _read_info(path: Path) -> SessionInfo | str:
+    """The summary of one session file, or why it is not a readable session."""
     try:
         data = path.read_bytes()
         updated = path.stat().st_mtime
-    except OSError:
-        return None
-    complete = data[: data.rfind(b"\n") + 1]  # a torn last line does not count
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if not data:
+        return "the file is empty"
+    complete = data if ends_complete(data) else data[: data.rfind(b"\n") + 1]  # a torn line does not count
     first_line, _, body = complete.partition(b"\n")
     try:
         header = SessionHeader.from_json(decode(first_line))
-    except ValueError:
-        return None
+    except ValueError as exc:
+        return f"its first line is not a session header: {exc}"
     count = (b"\n" + body).count(b"\n" + MESSAGE_PREFIX)
     return SessionInfo(
         header.id, path, header.cwd, header.model, header.created, updated, _first_prompt(body), count
@@ -75,13 +83,21 @@ def list_sessions(session_dir: Path, cwd: str | os.PathLike[str]) -> list[Sessio
 
 
 def latest_session(session_dir: Path, cwd: str | os.PathLike[str]) -> SessionInfo | None:
-    """The most recently updated session of ``cwd`` (for ``--continue``), or None."""
+    """The most recently updated session of ``cwd`` (for ``--continue``), or None when it has none.
+
+    Raises ``NotASession`` when the newest file cannot be read as a session: going on with an older one
+    instead would resume a conversation the user did not mean, without a word."""
     paths = sorted(_files(cwd_folder(session_dir, cwd)), key=_mtime, reverse=True)
-    for path in paths:
-        info = session_info(path)
-        if info is not None:
-            return info
-    return None
+    if not paths:
+        return None
+    found = _read_info(paths[0])
+    if isinstance(found, str):
+        raise NotASession(
+            paths[0],
+            f"{found}; it is the newest session of this folder, so nothing was resumed. Resume another "
+            "with `ink --resume ID` (`ink sessions` lists them), or move the file away",
+        )
+    return found
 
 
 def resolve_session(session_dir: Path, cwd: str | os.PathLike[str], prefix: str) -> SessionInfo:

@@ -4,8 +4,9 @@ Replays the entries in order (messages appended, compactions applied, model chan
 dangling tool calls (R19) so the history is one a strict API accepts.
 
 Damage policy, chosen so that nothing is lost silently:
-- a last line without its newline is a write torn by a crash: it is ignored (``torn_bytes`` says how
-  much), and the writer cuts it off before appending again;
+- a last line without its newline that does not parse is a write torn by a crash: it is ignored
+  (``torn_bytes`` says how much; resuming reports it), and the writer cuts it off before appending
+  again. A last line that parses as an entry is complete and kept: the writer ends it with its newline;
 - a complete line in the middle that does not parse raises ``CorruptSession`` naming file:line, and the
   file is left as it is. Skipping it could drop an assistant message and orphan its results, or drop a
   compaction and resurrect what it replaced; the user decides instead;
@@ -21,7 +22,7 @@ from typing import Any
 
 from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult, Usage, message_from_json
 from ink.ai.models import priced
-from ink.store.entries import SessionHeader, decode
+from ink.store.entries import SessionHeader, decode, ends_complete
 from ink.store.errors import CorruptSession, NotASession, SessionError, SessionNotFound
 
 SESSION_ENDED = (
@@ -126,6 +127,9 @@ def load_session(path: Path) -> LoadedSession:
         raise SessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from exc
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the file ends with a newline
+    if torn and ends_complete(data):  # a complete entry whose newline is missing is kept, not torn
+        lines.append(torn)
+        torn = b""
     if not lines:
         raise NotASession(path, "empty file" if not torn else "no complete first line")
     try:

@@ -13,6 +13,7 @@ gives its history to the controller.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -27,6 +28,8 @@ from ink.store.listing import SessionInfo, latest_session, list_sessions, resolv
 from ink.store.loader import LoadedSession, load_session
 from ink.store.paths import cwd_folder, default_session_dir, normalise_cwd, session_file_name
 from ink.store.writer import ErrorReporter, SessionWriter
+
+log = logging.getLogger(__name__)
 
 
 class SessionHandle:
@@ -113,8 +116,16 @@ class SessionStore:
         return SessionHandle(writer, history, loaded)
 
     def load(self, target: SessionInfo | Path) -> LoadedSession:
-        """Read a session without opening it for writing. Raises ``SessionError`` subclasses."""
-        return load_session(target.path if isinstance(target, SessionInfo) else target)
+        """Read a session without opening it for writing. Raises ``SessionError`` subclasses. A torn last
+        line that loading dropped is reported (a warning in the log): nothing is lost silently."""
+        loaded = load_session(target.path if isinstance(target, SessionInfo) else target)
+        if loaded.torn_bytes:
+            log.warning(
+                "%s: dropped an unfinished last line (%d bytes, a write cut off by a crash)",
+                loaded.path,
+                loaded.torn_bytes,
+            )
+        return loaded
 
     def sessions(self, cwd: str | os.PathLike[str]) -> list[SessionInfo]:
         """The sessions of ``cwd``, most recently updated first (`ink sessions`)."""

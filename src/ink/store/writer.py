@@ -25,7 +25,7 @@ from typing import Any
 
 from ink.agent.history import History, HistoryChange
 from ink.ai.messages import Message, message_to_json
-from ink.store.entries import SessionHeader, encode, redact_tree, usable_secrets
+from ink.store.entries import SessionHeader, encode, ends_complete, redact_tree, usable_secrets
 from ink.store.errors import SessionInUse
 from ink.store.paths import PRIVATE_FILE, make_private_dirs
 
@@ -169,7 +169,8 @@ class SessionWriter:
 
 
 def cut_torn_tail(fd: int) -> int:
-    """Truncate an unfinished last line (no newline); return how many bytes were cut."""
+    """Truncate an unfinished last line (no newline); return how many bytes were cut. A last line that
+    is a complete entry only lacking its newline (``ends_complete``) gets the newline instead."""
     size = os.fstat(fd).st_size
     end = size
     while end > 0:
@@ -179,11 +180,17 @@ def cut_torn_tail(fd: int) -> int:
             return 0
         newline = chunk.rfind(b"\n")
         if newline >= 0:
-            os.ftruncate(fd, start + newline + 1)
-            return size - (start + newline + 1)
+            return _end_last_line(fd, start + newline + 1, size)
         end = start
-    os.ftruncate(fd, 0)
-    return size
+    return _end_last_line(fd, 0, size)
+
+
+def _end_last_line(fd: int, line_start: int, size: int) -> int:
+    if ends_complete(os.pread(fd, size - line_start, line_start)):
+        _write_all(fd, b"\n")
+        return 0
+    os.ftruncate(fd, line_start)
+    return size - line_start
 
 
 def _lock(fd: int, path: Path) -> None:

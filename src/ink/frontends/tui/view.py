@@ -286,6 +286,10 @@ class EventView:
             if event.restored_input:
                 self._printed.append(Block("info", _restored_note(len(event.restored_input)), "dim"))
             self._printed.append(Block("info", RETRY_HINT, "dim"))
+        elif event.truncated:
+            self._printed.append(
+                Block("warning", "the reply was cut off at the output token limit (max_tokens)")
+            )
         elif event.stop_reason == "max_iterations":
             self._printed.append(
                 Block("warning", "stopped at the limit of tool batches (max_iterations); `continue` goes on")
