@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.acp.conftest import StartAcp, open_session, text_prompt
 from tests.cli.inkproc import ink_env
 from tests.fakeserver import FakeModelServer, Reply, call, say, text, tool_call
 from tests.hardening.inkbytes import assert_all_accepted, print_args, run_bytes
@@ -119,4 +120,17 @@ def test_a_session_poisoned_by_an_older_ink_is_repaired_on_load(
     again = run_bytes(print_args(fake_server, "openai", "--continue", "next"), env, project)
     assert (again.returncode, again.stdout) == (0, b"repaired\n"), again.stderr
     assert fake_server.requests[1].user_texts() == ["hello", "bad \ufffd and \\xe9", "next"]
+    assert_all_accepted(fake_server, 2)
+
+
+def test_an_acp_prompt_with_a_lone_surrogate_is_taken_with_a_replacement_character(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+) -> None:
+    fake_server.script(say("one"), say("two"))
+    ink = start_acp()
+    session = open_session(ink, project)
+    for words in ("a \ud800 b", "next"):  # the client's JSON carries the surrogate as "\\ud800"
+        prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt(words))
+        assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
+    assert fake_server.requests[1].user_texts() == ["a \ufffd b", "next"]
     assert_all_accepted(fake_server, 2)
