@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO
 
 from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
-from ink.ai.unicode import decode_bytes
+from ink.ai.unicode import decode_bytes, sendable_text
 from ink.config import Invocation, Settings
 from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
 from ink.wiring import NEW_SESSION, SessionChoice
@@ -139,7 +139,7 @@ class _Printer:
 
     def _write(self, text: str) -> None:
         try:
-            self.out.write(text)
+            self.out.write(sendable_text(text))  # stdout is strict UTF-8: no event may break it
             self.out.flush()
         except BrokenPipeError:
             self.pipe_closed = True
