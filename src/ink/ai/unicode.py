@@ -58,15 +58,17 @@ def sendable_text(text: str) -> str:
 def sendable_json(value: T, source: str | bytes | None = None) -> T:
     """A parsed JSON value (objects, lists, strings; keys too) with sendable strings. ``source``: the JSON
     text it was parsed from, when known; without a surrogate escape in it the value is returned as is."""
-    if isinstance(source, str) and not _SURROGATE_ESCAPE.search(source):
+    if isinstance(source, str) and ("\\u" not in source or not _SURROGATE_ESCAPE.search(source)):
         return value
-    if isinstance(source, bytes) and not _SURROGATE_ESCAPE_BYTES.search(source):
+    if isinstance(source, bytes) and (b"\\u" not in source or not _SURROGATE_ESCAPE_BYTES.search(source)):
         return value
     return _clean_value(value, 0)  # type: ignore[no-any-return]
 
 
 def sendable_message(message: M) -> M:
     """``message`` with every text it carries sendable (the same object when nothing had to change)."""
+    if not _message_has_surrogate(message):  # the usual case, checked without building anything
+        return message
     match message:
         case UserMessage(text=text):
             fixed: Message = dataclasses.replace(message, text=sendable_text(text))
@@ -79,7 +81,7 @@ def sendable_message(message: M) -> M:
             fixed = dataclasses.replace(message, content=blocks, error_message=error)
         case _:
             return message
-    return message if fixed == message else fixed  # type: ignore[return-value]
+    return fixed  # type: ignore[return-value]
 
 
 def _sendable_block(block: TextBlock | ThinkingBlock | ToolCall) -> TextBlock | ThinkingBlock | ToolCall:
@@ -92,6 +94,28 @@ def _sendable_block(block: TextBlock | ThinkingBlock | ToolCall) -> TextBlock | 
         case ToolCall(id=call_id, name=name, arguments=arguments):
             return ToolCall(sendable_text(call_id), sendable_text(name), sendable_json(dict(arguments)))
     return block
+
+
+def _message_has_surrogate(message: Message) -> bool:
+    match message:
+        case UserMessage(text=text):
+            return _has_surrogate(text)
+        case ToolResult(output=output, name=name, tool_call_id=call_id):
+            return _has_surrogate(output) or _has_surrogate(name) or _has_surrogate(call_id)
+        case AssistantMessage(content=content, error_message=error_message):
+            return any(map(_block_has_surrogate, content)) or _has_surrogate(error_message or "")
+    return False
+
+
+def _block_has_surrogate(block: TextBlock | ThinkingBlock | ToolCall) -> bool:
+    match block:
+        case TextBlock(text=text):
+            return _has_surrogate(text)
+        case ThinkingBlock(thinking=thinking, signature=signature):
+            return _has_surrogate(thinking) or _has_surrogate(signature or "")
+        case ToolCall(id=call_id, name=name, arguments=arguments):
+            return _has_surrogate(call_id) or _has_surrogate(name) or _clean_value(arguments, 0) != arguments
+    return False
 
 
 def _has_surrogate(text: str) -> bool:
