@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ink.ai.assembly import MessageBuilder, load_chunk, parse_arguments
+from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
 from ink.ai.http_errors import error_for_status
@@ -150,7 +150,7 @@ class _EventReader:
         raw = item.get("arguments")
         if not isinstance(raw, str):
             raw = "".join(self.arguments.get(str(item.get("id")), []))
-        return ToolCall(call_id, name, parse_arguments(raw, name, call_id, self.provider))
+        return tool_call(call_id, name, raw)
 
     def _end(self, kind: str, response: Any) -> None:
         response = response if isinstance(response, dict) else {}
