@@ -129,8 +129,8 @@ def tool_call(call_id: str, name: str, raw: str) -> ToolCall:
     problem in ``arguments_error`` and is answered with it, so the model can send it again."""
     if not raw.strip():
         return ToolCall(call_id, name, {})
-    try:
-        value = json.loads(raw)
+    try:  # NaN and Infinity are not JSON: no request could carry them back
+        value = json.loads(raw, parse_constant=_not_json)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         reason = (
             "nest too deeply to parse" if isinstance(exc, RecursionError) else f"are not valid JSON ({exc})"
@@ -141,6 +141,10 @@ def tool_call(call_id: str, name: str, raw: str) -> ToolCall:
     if too_deep(value):
         return _unusable(call_id, name, f"has arguments nested deeper than {MAX_JSON_DEPTH} levels", raw)
     return ToolCall(call_id, name, sendable_json(value, raw))
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _unusable(call_id: str, name: str, problem: str, raw: str) -> ToolCall:
