@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ink.permissions.shell import MAX_DEPTH, analyse
@@ -204,6 +204,9 @@ def spellings(draw: st.DrawFn) -> str:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spelling=spellings())
+@example(
+    spelling="N=zap; sh <<EOF\nsh <<EOF\nbash -c ''\"'\"'zap'\"'\"''\nEOF\nEOF"
+)  # an unterminated inner here-doc
 def test_generated_spellings_bash_runs_are_refused(sandbox: Path, spelling: str) -> None:
     command = spelling.replace("{bin}", str(sandbox / "bin"))
     if bash_runs_zap(sandbox, command):

@@ -80,6 +80,9 @@ def substitutions(text: str) -> list[str]:
     return found
 
 
+_SCRIPT_CHARS = frozenset("'\"\\ \t\n;|&$`()")
+
+
 @dataclass
 class RoughCommands:
     """``tails``: templates of every piece's every tail (any of them may be a command bash runs).
@@ -95,6 +98,9 @@ def rough_commands(text: str) -> RoughCommands:
     found = RoughCommands()
     for piece in _pieces(text, found.nested):
         words = [template(w) for w in piece]
+        # A word that still holds shell syntax once unquoted may be script text (``bash -c``, ``eval``,
+        # a here-document line): it is read as a command itself.
+        found.nested.extend(w for w in words if any(c in w for c in _SCRIPT_CHARS))
         for start in range(len(words)):
             name = command_name(words[start])
             found.tails.append(" ".join([name, *words[start + 1 :]]))
