@@ -202,3 +202,23 @@ def test_resume_after_kill_9_during_a_sub_agent(
         ink.wait_event("run_end", stopReason="completed")  # the strict server accepted the history
     [(call_id, output)] = fake_server.requests[-1].tool_results()
     assert call_id == "t1" and output  # the dangling task call got its one result (R19)
+
+
+def test_agent_types_come_from_markdown_files(tmp_path: Path) -> None:
+    from ink.config.agents import load_agent_types
+
+    home, work = tmp_path / "inkhome", tmp_path / "proj"
+    (work / ".ink" / "agents").mkdir(parents=True)
+    (home / "agents").mkdir(parents=True)
+    (home / "agents" / "reviewer.md").write_text("---\ndescription: mine\n---\nuser prompt")
+    (work / ".ink" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews\ntools: [read, Grep]\nmodel: small\n---\nReview it."
+    )
+    (work / ".ink" / "agents" / "bad.md").write_text("---\nno colon here\n---\n")
+    types, warnings = load_agent_types(work, home)
+    assert sorted(types) == ["explore", "general", "reviewer"]
+    reviewer = types["reviewer"]
+    assert (reviewer.description, reviewer.prompt, reviewer.model) == ("Reviews", "Review it.", "small")
+    assert reviewer.tools == frozenset({"read", "grep"}) and reviewer.scope == "project"
+    assert types["explore"].tools == frozenset({"read", "grep", "glob", "ls"})
+    assert [w for w in warnings if "bad.md" in w]

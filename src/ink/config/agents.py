@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ink.config.commands import scoped_dirs
 from ink.config.frontmatter import FrontMatterError, read_markdown
-from ink.config.project import find_in_project
 
 READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 EXPLORE_PROMPT = """You are a read-only explorer working for another agent. Find what it asked for in the \
@@ -56,11 +56,7 @@ def load_agent_types(cwd: Path, ink_home: Path) -> tuple[dict[str, AgentType], l
     """The types by name (built-in, then the user's, then the project's) and warnings for skipped files."""
     types = {t.name: t for t in BUILT_IN}
     warnings: list[str] = []
-    dirs = [(ink_home / "agents", "user")]
-    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, "agents", Path.is_dir)
-    if project is not None:
-        dirs.append((project, "project"))
-    for directory, scope in dirs:
+    for directory, scope in scoped_dirs(cwd, ink_home, "agents"):
         for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
             try:
                 doc = read_markdown(path)

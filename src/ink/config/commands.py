@@ -84,14 +84,20 @@ def load_commands(cwd: Path, ink_home: Path) -> CommandBook:
     """The user's commands, then the project's (which win on a name both define)."""
     found: dict[str, CustomCommand] = {}
     warnings: list[str] = []
-    dirs = [(ink_home / "commands", "user")]
-    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, "commands", Path.is_dir)
-    if project is not None:
-        dirs.append((project, "project"))
-    for directory, scope in dirs:
+    for directory, scope in scoped_dirs(cwd, ink_home, "commands"):
         for command in _read_dir(directory, scope, warnings):
             found[command.name] = command
     return CommandBook(dict(sorted(found.items())), tuple(warnings))
+
+
+def scoped_dirs(cwd: Path, ink_home: Path, name: str) -> list[tuple[Path, str]]:
+    """``$INK_HOME/NAME`` (scope ``user``), then the project's ``.ink/NAME`` (``project``) if there is one:
+    later ones win on a name both define."""
+    dirs = [(ink_home / name, "user")]
+    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, name, Path.is_dir)
+    if project is not None:
+        dirs.append((project, "project"))
+    return dirs
 
 
 def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCommand]:
