@@ -109,7 +109,7 @@ async def test_folder_refusing_new_files_falls_back_to_rewriting_in_place(
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     created = await call(tools["write"], path="locked/other.txt", content="x")
     assert created.is_error
-    assert created.output == "Cannot write locked/other.txt: Permission denied: locked/other.txt."
+    assert created.output == "Cannot write locked/other.txt: Permission denied."
 
 
 async def test_the_user_gets_the_change_as_a_diff_the_model_never_sees(

@@ -142,7 +142,7 @@ class EditTool(BaseTool):
             try:
                 write_pinned(target, data)
             except OSError as exc:
-                return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+                return error(f"{describe_os_error(exc, shown, 'write')}.")
         diff = unified_diff(content.text, new_text, shown)
         detail = file_diff(str(path), content.text, new_text, diff)
         return ToolOutput(_summary(shown, counts) + "\n\n" + diff, details=(detail,))

@@ -298,8 +298,8 @@ def _rewrite_in_place(target: PinnedFile, data: bytes) -> None:
         os.fsync(out.fileno())
 
 
-def describe_os_error(exc: OSError, shown: str) -> str:
-    """A one-line message for the usual file errors, naming the path as the model gave it."""
+def describe_os_error(exc: OSError, shown: str, action: str = "access") -> str:
+    """A one-line message for the usual file errors, naming the path as the model gave it (once)."""
     if isinstance(exc, EscapedWorkspace):
         return (
             f"{shown} leads out of the workspace through a symlink ({exc.strerror}), which write and edit "
@@ -307,6 +307,9 @@ def describe_os_error(exc: OSError, shown: str) -> str:
         )
     if exc.errno == 40:  # ELOOP: a link where a folder was (swapped while ink was writing), or a loop
         return f"{shown}: a symlink is in the way or loops ({exc.strerror}); nothing was written"
+    if action != "access":  # "Cannot write X: Permission denied": the path named once
+        reason = "Permission denied" if isinstance(exc, PermissionError) else exc.strerror
+        return f"Cannot {action} {shown}: {reason or type(exc).__name__}"
     if isinstance(exc, FileNotFoundError):
         return f"File not found: {shown}"
     if isinstance(exc, PermissionError):
@@ -315,4 +318,4 @@ def describe_os_error(exc: OSError, shown: str) -> str:
         return f"{shown} is a directory"
     if isinstance(exc, NotADirectoryError):
         return f"A parent of {shown} is not a directory"
-    return f"Cannot access {shown}: {exc.strerror or exc}"
+    return f"Cannot {action} {shown}: {exc.strerror or exc}"

@@ -73,7 +73,7 @@ class WriteTool(BaseTool):
         except (FileExistsError, NotADirectoryError):
             return error(f"Cannot create the folders for {shown}: a file is in the way.")
         except OSError as exc:
-            return error(f"Cannot write {shown}: {describe_os_error(exc, shown)}.")
+            return error(f"{describe_os_error(exc, shown, 'write')}.")
         if old is not None and before is None:  # it replaced a file too large or not text to show
             detail = FileDiff(str(path), None, None)
         else:
