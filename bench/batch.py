@@ -158,6 +158,8 @@ def render(rows: list[tuple[str, str, str, str]], tasks: int) -> str:
         "",
         "Each task: copy a one-file repository, record the baseline (a shadow git store), run `ink -p`",
         "(the scripted model answers at once), take the diff, write the result line. The overhead is what",
-        "the batch adds to a turn: the copy, the git commands and the result, on this 2-core machine.",
+        "the batch adds to a turn: the copy, the git commands and the result, on this 2-core machine (a",
+        "negative figure is within the noise of the lone turn's five runs). Ray's memory row covers the",
+        "`ink batch` process tree only: the head and its workers are not its descendants.",
     ]
     return "\n".join(head + body + tail) + "\n"
