@@ -29,6 +29,7 @@ from ink.tools.shell import run_process
 
 INTERRUPT_GRACE = 30.0  # the run's own abort: R20's 10 s grace plus kill delays, with room
 STEP_TIMEOUT = 600.0  # setup and check
+READ_DRAIN_SECONDS = 10.0  # reading the rest of the run's output after it exited
 CLEAN_EXITS = {0, 1, 2, 3, 130, 143}  # ink -p's documented statuses; anything else is a crash
 _STDERR_TAIL = 4000
 
@@ -194,7 +195,8 @@ async def _run_ink(
             registry.snapshot(entry)
             run.killed = True
             await registry.terminate([entry], kill_delay=0.5)
-        await asyncio.wait_for(readers, 10.0)
+        with contextlib.suppress(TimeoutError):  # output held open past the exit: what was read stands
+            await asyncio.wait_for(readers, READ_DRAIN_SECONDS)
     finally:
         if timer is not None:
             timer.cancel()
