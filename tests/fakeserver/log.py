@@ -139,7 +139,7 @@ def _texts(content: Any) -> list[str]:
     return [
         b["text"]
         for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        if isinstance(b, dict) and b.get("type") in ("text", "input_text") and isinstance(b.get("text"), str)
     ]
 
 

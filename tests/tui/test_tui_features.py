@@ -4,6 +4,7 @@ prompt history per project across sessions, Ctrl+G writes the input in $EDITOR."
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from tests.fakeserver import FakeModelServer, Reply, say, tool_call
@@ -98,3 +99,28 @@ def test_ctrl_g_writes_the_input_in_the_editor(start_ink: StartInk, tmp_path: Pa
     ink.wait_text("draft")
     ink.send(CTRL_G)
     ink.wait_for(lambda: ink.editor_text() == "written in the editor", what="the editor's text back")
+
+
+def test_an_image_mention_goes_as_image_content_or_is_refused_plainly(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    (project / "shot.png").write_bytes(png)
+    fake_server.script(say("A red dot."), say("Only text here."))
+    ink = start_ink()
+    ink.type_line("what is in @shot.png")
+    ink.wait_text("A red dot.")
+    assert "› what is in @shot.png  (+1 attached)" in ink.scrollback()
+    user = fake_server.requests[0].body["messages"][-1]
+    assert user["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()},
+    }
+    ink.type_line("/model o3-mini")  # a model that takes no images: told, and only the text goes
+    ink.wait_text("model: o3-mini")
+    ink.type_line("and @shot.png")
+    ink.wait_text("Only text here.")
+    assert "shot.png: o3-mini does not take images; the image was not sent" in "\n".join(ink.scrollback())
+    assert fake_server.requests[1].body["messages"][-1]["content"] == "and @shot.png"

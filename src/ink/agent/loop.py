@@ -21,7 +21,7 @@ from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
 from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
-from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
+from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider, ToolSpec
 
 LoopStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
@@ -31,11 +31,12 @@ REPLY_FAILED_TEXT = "Not executed: the model reply failed or was stopped by the 
 
 @dataclass(frozen=True, slots=True)
 class PendingInput:
-    """A user input waiting to enter the history, with its ledger id (R30)."""
+    """A user input waiting to enter the history, with its ledger id (R30) and the images attached."""
 
     input_id: str
     text: str
     mode: InputMode
+    images: tuple[ToolImage, ...] = ()
 
 
 InputSource = Callable[[], Sequence[PendingInput]]
@@ -122,7 +123,7 @@ async def run_loop(
         for mode in ("steer", "follow_up"):
             taken = [i for i in inputs if i.mode == mode]
             for item in taken:
-                history.append(UserMessage(item.text, input_id=item.input_id))
+                history.append(UserMessage(item.text, input_id=item.input_id, images=item.images or None))
             if taken:
                 emit(InputTaken(mode, tuple(TakenInput(i.input_id, i.text) for i in taken)))
         if inputs and context:

@@ -55,7 +55,7 @@ def anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def anthropic_messages(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
-    """``images``: the model takes images, so a tool result's images go with it."""
+    """``images``: the model takes images, so a tool result's and a user's images go with them."""
     merged: list[dict[str, Any]] = []
     for message in messages:
         role, blocks = _convert(message, images)
@@ -75,8 +75,9 @@ def anthropic_messages(messages: Sequence[Message], *, images: bool = False) -> 
 
 def _convert(message: Message, images: bool) -> tuple[str, list[dict[str, Any]]]:
     match message:
-        case UserMessage(text=text):
-            return "user", [{"type": "text", "text": text}] if text.strip() else []
+        case UserMessage(text=text, images=attached):
+            blocks = [{"type": "text", "text": text}] if text.strip() else []
+            return "user", blocks + [_image(i) for i in attached or () if images]
         case ToolResult():
             block: dict[str, Any] = {
                 "type": "tool_result",

@@ -100,6 +100,17 @@ class ToolCall:
     type: Literal["tool_call"] = "tool_call"
 
 
+@dataclass(frozen=True, slots=True)
+class ToolImage:
+    """An image a tool returned (an MCP server's screenshot, say) or the user attached: base64 ``data`` of
+    ``mime_type``. Sent to models that take images (``ModelInfo.images``); for the others, the text of the
+    message that carries it names it."""
+
+    mime_type: str
+    data: str
+    type: Literal["image"] = "image"
+
+
 AssistantBlock: TypeAlias = TextBlock | ThinkingBlock | ToolCall
 UserKind: TypeAlias = Literal["prompt", "interruption", "summary", "context"]  # context: a hook added it
 
@@ -107,12 +118,15 @@ UserKind: TypeAlias = Literal["prompt", "interruption", "summary", "context"]  #
 @dataclass(frozen=True, slots=True)
 class UserMessage:
     """Text from the user. ``kind`` marks ink's own user-role messages: the interruption marker (R23)
-    and a compaction summary. ``input_id`` links a prompt to its ledger entry (R30, R31)."""
+    and a compaction summary. ``input_id`` links a prompt to its ledger entry (R30, R31). ``images``: the
+    images the user attached (``@shot.png``), sent to models that take images; the text names each one,
+    so a model that does not take them still knows they were there."""
 
     text: str
     input_id: str | None = None
     kind: UserKind = "prompt"
     timestamp: float = field(default_factory=time.time)
+    images: tuple[ToolImage, ...] | None = None
     role: Literal["user"] = "user"
 
 
@@ -134,16 +148,6 @@ class AssistantMessage:
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         return tuple(b for b in self.content if isinstance(b, ToolCall))
-
-
-@dataclass(frozen=True, slots=True)
-class ToolImage:
-    """An image a tool returned (an MCP server's screenshot, say): base64 ``data`` of ``mime_type``. Sent
-    to models that take images (``ModelInfo.images``); for the others, the result's text names it."""
-
-    mime_type: str
-    data: str
-    type: Literal["image"] = "image"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +186,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
                     input_id=data.get("inputId"),
                     kind=_user_kind(data.get("kind", "prompt")),
                     timestamp=float(data.get("timestamp", 0.0)),
+                    images=_images_from_json(data.get("images")),
                 )
             case "assistant":
                 return AssistantMessage(

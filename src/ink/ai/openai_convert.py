@@ -47,8 +47,9 @@ def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 def openai_messages(
     system: str, messages: Sequence[Message], *, images: bool = False
 ) -> list[dict[str, Any]]:
-    """``images``: the model takes images. A tool message holds text only, so the images of a batch's
-    results follow its last tool message as one user message (tool messages must stay together)."""
+    """``images``: the model takes images (else a message's images are left out; its text names them). A
+    tool message holds text only, so the images of a batch's results follow its last tool message as one
+    user message (tool messages must stay together); a user's images go in its own message."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     pending: list[dict[str, Any]] = []
     for message in messages:
@@ -58,6 +59,9 @@ def openai_messages(
         if images and isinstance(message, ToolResult) and message.images:
             pending += [_image_part(image) for image in message.images]
         match message:
+            case UserMessage(text=text, images=attached) if images and attached:
+                parts = [{"type": "text", "text": text}, *map(_image_part, attached)]
+                out.append({"role": "user", "content": parts})
             case UserMessage(text=text):
                 out.append({"role": "user", "content": text})
             case ToolResult():

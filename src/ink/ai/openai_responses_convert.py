@@ -24,9 +24,11 @@ from ink.ai.messages import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    ToolImage,
     ToolResult,
     UserMessage,
 )
+from ink.ai.models import lookup
 from ink.ai.provider import ModelRequest, ToolSpec
 
 EMPTY_RESULT = "(no output)"
@@ -36,7 +38,7 @@ def responses_body(request: ModelRequest) -> dict[str, Any]:
     """``request.options`` are merged last (``reasoning``, ``temperature``...)."""
     body: dict[str, Any] = {
         "model": request.model,
-        "input": responses_input(request.messages),
+        "input": responses_input(request.messages, images=lookup(request.model).images),
         "stream": True,
         "store": False,
         "include": ["reasoning.encrypted_content"],
@@ -63,10 +65,15 @@ def responses_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def responses_input(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
+    """``images``: the model takes images, so a user's attached images go with its text (else the text,
+    which names them, goes alone)."""
     items: list[dict[str, Any]] = []
     for message in messages:
         match message:
+            case UserMessage(text=text, images=attached) if images and attached:
+                parts = [{"type": "input_text", "text": text}, *map(_input_image, attached)]
+                items.append({"role": "user", "content": parts})
             case UserMessage(text=text):
                 items.append({"role": "user", "content": text})
             case ToolResult():
@@ -77,6 +84,10 @@ def responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
             case AssistantMessage():
                 items.extend(_assistant_items(message))
     return items
+
+
+def _input_image(image: ToolImage) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": f"data:{image.mime_type};base64,{image.data}"}
 
 
 def reasoning_item(block: ThinkingBlock) -> dict[str, Any] | None:

@@ -22,16 +22,17 @@ from ink.ai.messages import (
 )
 
 CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 1600 * CHARS_PER_TOKEN  # an image costs about 1,600 tokens (a large screenshot's price)
 SHORTEN_SLACK = 200
 TRUNCATED_NOTE = "\n[... {n} characters of this output were removed to save context ...]\n"
 
 
 def message_chars(message: Message) -> int:
     match message:
-        case UserMessage(text=text):
-            return len(text)
-        case ToolResult(output=output, name=name):
-            return len(output) + len(name)
+        case UserMessage(text=text, images=images):
+            return len(text) + IMAGE_CHARS * len(images or ())
+        case ToolResult(output=output, name=name, images=images):
+            return len(output) + len(name) + IMAGE_CHARS * len(images or ())
         case AssistantMessage(content=content):
             return sum(_block_chars(b) for b in content)
     return 0

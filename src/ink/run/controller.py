@@ -22,7 +22,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, InputMode, InputTaken, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
-from ink.ai.messages import AssistantMessage, ToolResult, Usage, UserMessage
+from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.run.events import (
     AbortReceipt,
     BangEnd,
@@ -136,22 +136,23 @@ class RunController:
 
     # -- input -----------------------------------------------------------------------------------
 
-    def submit(self, text: str, mode: InputMode = "steer") -> Submitted:
+    def submit(self, text: str, mode: InputMode = "steer", images: tuple[ToolImage, ...] = ()) -> Submitted:
         """R8: idle starts a run (or a bang line) at once; running queues the input with its mode.
-        Input that arrives while an abort settles is queued too, and handed back with the rest (R36)."""
-        entry = self._ledger.add(text, mode)
+        Input that arrives while an abort settles is queued too, and handed back with the rest (R36).
+        ``images``: attached by the user; they enter the history with the text."""
+        entry = self._ledger.add(text, mode, images)
         if self._state == "idle":
             self._start(entry)
             return Submitted(entry.input_id, queued=False)
         self._queue_changed()
         return Submitted(entry.input_id, queued=True)
 
-    def interrupt_with(self, text: str) -> Submitted:
+    def interrupt_with(self, text: str, images: tuple[ToolImage, ...] = ()) -> Submitted:
         """R24: abort the current work, then run ``text`` with everything done so far in the history.
         A second redirect before the first started replaces it; the replaced one is handed back."""
         if self._state == "idle":
-            return self.submit(text)
-        entry = self._ledger.add(text, "steer")
+            return self.submit(text, images=images)
+        entry = self._ledger.add(text, "steer", images)
         self._ledger.mark_taken(entry)  # out of the queue: no take may steal it
         replaced, self._redirect = self._redirect, entry
         if replaced is not None:
@@ -279,7 +280,10 @@ class RunController:
                 self.history,
                 [
                     PendingInput(
-                        entry.input_id, entry.text, "follow_up" if entry.mode == "follow_up" else "steer"
+                        entry.input_id,
+                        entry.text,
+                        "follow_up" if entry.mode == "follow_up" else "steer",
+                        entry.images,
                     )
                 ],
                 setup,

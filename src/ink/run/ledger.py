@@ -14,6 +14,7 @@ from typing import Literal, TypeAlias
 
 from ink.agent.events import InputMode
 from ink.agent.loop import PendingInput
+from ink.ai.messages import ToolImage
 from ink.run.events import QueuedInput
 
 InputState: TypeAlias = Literal["queued", "taken", "committed", "restored", "cancelled"]
@@ -32,13 +33,14 @@ class LedgerEntry:
     mode: InputMode
     state: InputState = "queued"
     reserved: bool = False
+    images: tuple[ToolImage, ...] = ()  # attached by the user (``@shot.png``); they go with the text
 
     @property
     def is_bang(self) -> bool:
         return is_bang(self.text)
 
     def pending(self) -> PendingInput:
-        return PendingInput(self.input_id, self.text, self.mode)
+        return PendingInput(self.input_id, self.text, self.mode, self.images)
 
     def public(self) -> QueuedInput:
         return QueuedInput(self.input_id, self.text, self.mode)
@@ -54,9 +56,9 @@ class InputLedger:
         self._entries: dict[str, LedgerEntry] = {}
         self._seq = itertools.count(1)
 
-    def add(self, text: str, mode: InputMode) -> LedgerEntry:
+    def add(self, text: str, mode: InputMode, images: tuple[ToolImage, ...] = ()) -> LedgerEntry:
         seq = next(self._seq)
-        entry = LedgerEntry(seq, f"in-{seq}", text, mode)
+        entry = LedgerEntry(seq, f"in-{seq}", text, mode, images=images)
         self._entries[entry.input_id] = entry
         return entry
 

@@ -26,7 +26,7 @@ from ink.frontends.tui.editor import replace_text, restore_into
 from ink.frontends.tui.history import prompt_history
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
-from ink.frontends.tui.mentions import attach
+from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.paint import Painter
 from ink.frontends.tui.panels import (
@@ -308,11 +308,17 @@ class TuiApp:
         self._dirty.set()
 
     def _send(self, text: str, mode: InputMode) -> None:
-        """``@path`` mentions go with the prompt (their text or listing); what cannot go is said."""
-        attached = attach(text, self._core.settings.cwd) if "@" in text else None
-        for problem in attached.problems if attached else ():
+        """``@path`` mentions go with the prompt (their text or listing, an image as image content), and
+        so does an image's pasted path; what cannot go is said."""
+        attached = self._attach(text)
+        self.controller.submit(attached.prompt, mode, attached.images)
+
+    def _attach(self, text: str) -> Attached:
+        settings = self._core.settings
+        attached = attach(text, settings.cwd, settings.model)
+        for problem in attached.problems:
             self._view.print(Block("warning", problem))
-        self.controller.submit(attached.prompt if attached else text, mode)
+        return attached
 
     def cycle_mode(self) -> None:
         """Shift+Tab: ask -> accept-edits -> yolo -> ask, from the next tool call on."""
@@ -335,7 +341,8 @@ class TuiApp:
         else:
             self.buffer.reset(append_to_history=True)
             self._aborting = True
-            self.controller.interrupt_with(text)
+            attached = self._attach(text)
+            self.controller.interrupt_with(attached.prompt, attached.images)
         self._dirty.set()
 
     def escape(self) -> None:

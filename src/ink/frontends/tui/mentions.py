@@ -7,16 +7,22 @@ against the working directory; a path that does not exist is left as it is (an e
 decorator). ``path_completions`` lists what Tab offers after ``@``: one folder level at a time, entries
 ignored by .gitignore left out, folders ending in ``/``.
 
-Images (``@shot.png``) are not attached: ink's messages carry text only, so the user is told so.
+Images (``@shot.png``, or an image's path pasted or dropped into the terminal, ``/tmp/shot.png``) go as
+image content of the user message when the model takes images (``ModelInfo.images``); the text gets a
+section naming each one. For a model that does not take images, the user is told so and nothing is sent.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from ink.ai.messages import ToolImage
+from ink.ai.models import lookup
 from ink.tools.ignore import IgnoreRules
 
 MENTION = re.compile(r"(?<!\S)@((?:[^\s\\]|\\ )+)")
@@ -24,8 +30,16 @@ MAX_FILE_BYTES = 64 * 1024  # of one mentioned file
 MAX_TOTAL_BYTES = 256 * 1024  # of all the mentions of one prompt
 MAX_LISTING = 200  # entries of a mentioned folder
 MAX_COMPLETIONS = 50
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
+IMAGE_TYPES[".webp"] = "image/webp"
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # of one image: the most the services accept
 SECTION = '\n\n<attached path="'
+# A path to an image pasted or dropped into the terminal: absolute or home-relative, spaces escaped with
+# a backslash or the whole path quoted (as terminals paste a dropped file).
+PASTED_IMAGE = re.compile(
+    r"""(?<![\S@])('(?:[~/][^']*)'|"(?:[~/][^"]*)"|[~/](?:[^\s\\]|\\ )+)"""
+    r"""(?=\s|$)"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,19 +47,28 @@ class Attached:
     prompt: str  # what the model gets
     paths: tuple[str, ...]  # the mentions attached, as typed
     problems: tuple[str, ...]  # one line per mention that could not go (an image, too much text)
+    images: tuple[ToolImage, ...] = ()  # go with the prompt as image content
 
 
-def attach(text: str, cwd: Path) -> Attached:
+def attach(text: str, cwd: Path, model: str = "") -> Attached:
+    """``model``: the model the prompt goes to; images go only to one that takes them."""
     sections: list[str] = []
     paths: list[str] = []
     problems: list[str] = []
+    images: list[ToolImage] = []
     budget = MAX_TOTAL_BYTES
-    for typed in dict.fromkeys(m.group(1).replace("\\ ", " ") for m in MENTION.finditer(text)):
-        path = (cwd / typed).resolve() if not Path(typed).is_absolute() else Path(typed)
+    for typed in _mentioned(text):
+        path = _resolve(typed, cwd)
         if not path.exists():
             continue
-        if path.suffix.lower() in IMAGE_SUFFIXES:
-            problems.append(f"@{typed}: images cannot be attached yet (ink sends text only); not sent")
+        if path.suffix.lower() in IMAGE_TYPES:
+            image, problem = _image(path, typed, model)
+            if image is None:
+                problems.append(problem)
+                continue
+            images.append(image)
+            sections.append(f'{SECTION}{typed}">{problem}</attached>')
+            paths.append(typed)
             continue
         body = _listing(path, cwd) if path.is_dir() else _file_text(path)
         if body is None:
@@ -58,7 +81,46 @@ def attach(text: str, cwd: Path) -> Attached:
         budget -= len(body.encode())
         sections.append(f'{SECTION}{typed}">\n{body}\n</attached>')
         paths.append(typed)
-    return Attached(text + "".join(sections), tuple(paths), tuple(problems))
+    return Attached(text + "".join(sections), tuple(paths), tuple(problems), tuple(images))
+
+
+def _mentioned(text: str) -> list[str]:
+    """The paths ``@``-mentioned, then the image paths pasted without ``@``, each once, as typed."""
+    typed = [m.group(1).replace("\\ ", " ") for m in MENTION.finditer(text)]
+    for match in PASTED_IMAGE.finditer(text):
+        raw = match.group(1)
+        try:
+            [pasted] = shlex.split(raw)  # quotes and escaped spaces, as a shell would read them
+        except ValueError:
+            continue
+        if Path(pasted).suffix.lower() in IMAGE_TYPES:
+            typed.append(pasted)
+    return list(dict.fromkeys(typed))
+
+
+def _resolve(typed: str, cwd: Path) -> Path:
+    path = Path(typed).expanduser()
+    return path if path.is_absolute() else (cwd / path).resolve()
+
+
+def _image(path: Path, typed: str, model: str) -> tuple[ToolImage | None, str]:
+    """The image at ``path`` and the note naming it in the prompt, or None and why it cannot go."""
+    if not lookup(model).images:
+        return None, f"{typed}: {model or 'this model'} does not take images; the image was not sent"
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMAGE_BYTES:
+            limit = MAX_IMAGE_BYTES // (1024 * 1024)
+            return None, f"{typed}: the image is over the {limit} MB a model accepts; not sent"
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"{typed}: cannot read the image ({exc.strerror or exc}); not sent"
+    mime = IMAGE_TYPES[path.suffix.lower()]
+    return ToolImage(mime, base64.b64encode(data).decode("ascii")), f"(image, {mime}, {_size(len(data))})"
+
+
+def _size(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.0f} KB"
 
 
 def typed_part(prompt: str) -> str:
