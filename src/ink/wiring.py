@@ -27,7 +27,7 @@ from ink.agent.events import InputMode
 from ink.agent.history import History
 from ink.agent.loop import ContextKeeper, LoopSetup
 from ink.agent.scheduler import SchedulerSettings
-from ink.agent.tool import BeforeToolHook, Tool
+from ink.agent.tool import BeforeToolHook, Tool, find_tool
 from ink.ai.provider import Provider, ToolSpec
 from ink.config import Settings
 from ink.config.commands import CommandBook, load_commands
@@ -400,6 +400,7 @@ def permission_hook(settings: Settings, controller: RunController, *, can_ask: b
     controller.permissions.timeout_seconds = timeout if timeout > 0 else None
     return build_permission_hook(
         settings,
+        lambda name: find_tool(controller.setup.tools, name),  # the tools of the run being checked
         controller.permissions if can_ask else None,
         notify=lambda text: controller.emit(Notice(text, "warning")),
     )

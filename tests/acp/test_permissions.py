@@ -33,7 +33,7 @@ def test_allow_runs_the_call(fake_server: FakeModelServer, start_acp: StartAcp, 
     params = question["params"]
     assert params["sessionId"] == session
     assert params["toolCall"]["toolCallId"] == "b1"
-    assert params["toolCall"]["title"] == "bash: touch made.txt" and params["toolCall"]["kind"] == "execute"
+    assert params["toolCall"]["title"] == "bash touch made.txt" and params["toolCall"]["kind"] == "execute"
     assert [(o["optionId"], o["kind"]) for o in params["options"]] == [
         ("allow", "allow_once"),
         ("always", "allow_always"),

@@ -12,8 +12,9 @@ from ink.frontends.acp.jsonrpc import Call, Reply, RpcError, encode_message, par
 from ink.frontends.acp.prompt import InvalidPrompt, prompt_text
 from ink.frontends.acp.session import decision
 from ink.frontends.acp.turns import Answer, PromptTurns
-from ink.frontends.acp.updates import title, tool_result
+from ink.frontends.acp.updates import tool_call, tool_result
 from ink.frontends.stdio import LineSplitter, Overlong
+from ink.tools import ProcessRegistry, default_tools
 
 
 def test_prompt_text_joins_text_and_links_in_place() -> None:
@@ -105,17 +106,28 @@ def test_parse_message_sorts_calls_replies_and_errors() -> None:
     assert caught.value.code == -32600
 
 
-def test_titles_say_what_a_call_works_on() -> None:
-    assert title("bash", {"command": "npm test\nnpm run lint"}) == "bash: npm test…"
-    assert title("read", {"path": "a.py", "offset": 40}) == "read a.py (from line 40)"
-    assert title("grep", {"pattern": "TODO", "path": "src"}) == "grep TODO in src"
-    assert title("mystery", {}) == "mystery"
+def test_titles_kinds_and_locations_come_from_the_tool(tmp_path: Path) -> None:
+    tools = {t.spec.name: t for t in default_tools(tmp_path, ProcessRegistry())}
+
+    def shown(name: str, args: dict[str, object]) -> dict[str, object]:
+        return tool_call("c", name, args, tools.get(name))
+
+    assert shown("bash", {"command": "npm test\nnpm run lint"})["title"] == "bash npm test…"
+    read = shown("read", {"path": "a.py", "offset": 40})
+    assert read["title"] == "read a.py (from line 40)" and read["kind"] == "read"
+    assert read["locations"] == [{"path": str(tmp_path / "a.py"), "line": 40}]
+    grep = shown("grep", {"pattern": "TODO", "path": "src"})
+    assert grep["title"] == "grep TODO in src" and grep["kind"] == "search"
+    mystery = shown("mystery", {})
+    assert mystery["title"] == "mystery" and mystery["kind"] == "other" and "locations" not in mystery
 
 
 def test_a_tool_result_is_fenced_only_where_it_is_verbatim_output() -> None:
-    shown = tool_result(ToolResult("c", "bash", "has ``` inside\n"))["content"][0]["content"]["text"]
+    shown = tool_result(ToolResult("c", "bash", "has ``` inside\n"), "execute")["content"][0]["content"][
+        "text"
+    ]
     assert shown == "````\nhas ``` inside\n````"
-    failed = tool_result(ToolResult("c", "bash", "exit 1", is_error=True), [{"type": "diff"}])
+    failed = tool_result(ToolResult("c", "bash", "exit 1", is_error=True), "execute", [{"type": "diff"}])
     assert failed["status"] == "failed" and failed["content"] == [
         {"type": "content", "content": {"type": "text", "text": "exit 1"}}
     ]
@@ -129,14 +141,13 @@ def test_permission_decision_picks_the_option_or_denies() -> None:
 
 
 def test_write_shows_the_file_it_replaces(tmp_path: Path) -> None:
-    from ink.frontends.acp.updates import tool_call
-
+    write = next(t for t in default_tools(tmp_path, ProcessRegistry()) if t.spec.name == "write")
     (tmp_path / "f.txt").write_text("old\n")
-    update = tool_call("w", "write", {"path": "f.txt", "content": "new\n"}, tmp_path)
+    update = tool_call("w", "write", {"path": "f.txt", "content": "new\n"}, write)
     assert update["content"] == [
         {"type": "diff", "path": str(tmp_path / "f.txt"), "oldText": "old\n", "newText": "new\n"}
     ]
-    fresh = tool_call("w", "write", {"path": "g.txt", "content": "x"}, tmp_path)
+    fresh = tool_call("w", "write", {"path": "g.txt", "content": "x"}, write)
     assert fresh["content"][0]["oldText"] is None and fresh["kind"] == "edit"
 
 

@@ -71,7 +71,8 @@ def test_an_edit_shows_its_diff_and_a_failed_call_ends_failed(
     session = open_session(ink, project)
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("bump it"))
     assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
-    diff = {"type": "diff", "path": str(project / "notes.txt"), "oldText": "42", "newText": "43"}
+    before, after = "the secret is 42\n", "the secret is 43\n"  # the whole file, as it is and will be
+    diff = {"type": "diff", "path": str(project / "notes.txt"), "oldText": before, "newText": after}
     assert ink.wait_update("tool_call", toolCallId="e1")["content"] == [diff]
     edited = ink.wait_update("tool_call_update", toolCallId="e1", status="completed")
     assert edited["content"][0] == diff

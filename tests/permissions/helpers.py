@@ -1,12 +1,21 @@
-"""Building policies from rule texts, the way config files and flags give them."""
+"""Building policies from rule texts, the way config files and flags give them, over ink's own tools."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from ink.agent.tool import Tool, find_tool
 from ink.config.keys import PermissionMode
 from ink.config.rules import parse_rule
 from ink.permissions import PermissionPolicy, RuleSet
+from ink.tools import ProcessRegistry, default_tools
+
+
+def builtin_tools(root: Path) -> Callable[[str], Tool | None]:
+    """The policy's lookup of ink's standard tools working in ``root``."""
+    tools = default_tools(root, ProcessRegistry())
+    return lambda name: find_tool(tools, name)
 
 
 def policy(
@@ -14,7 +23,7 @@ def policy(
 ) -> PermissionPolicy:
     rules = [parse_rule("allow", text, "test") for text in allow]
     rules += [parse_rule("deny", text, "test") for text in deny]
-    return PermissionPolicy(mode, RuleSet(rules), root)
+    return PermissionPolicy(mode, RuleSet(rules), root, builtin_tools(root))
 
 
 def kind(p: PermissionPolicy, tool: str, **args: object) -> str:

@@ -19,6 +19,7 @@ from ink.run.events import PermissionRequest, PermissionResolved, RunEnd
 from ink.run.permissions import Answer
 from ink.tools import ProcessRegistry, default_tools
 from tests.fakeserver import FakeModelServer, Reply, call, say, tool_call
+from tests.permissions.helpers import builtin_tools
 from tests.run.harness import Harness
 
 TOUCH = "echo ran >> ran.txt"
@@ -36,7 +37,7 @@ async def harness(fake_server: FakeModelServer, project: Path, tmp_path: Path) -
     """A controller whose loop has the real tools and the permission hook (mode ``ask``)."""
     processes = ProcessRegistry()
     h = Harness(fake_server, tools=default_tools(project, processes))
-    policy = PermissionPolicy("ask", RuleSet(), project)
+    policy = PermissionPolicy("ask", RuleSet(), project, builtin_tools(project))
     memory = PermissionMemory(project, tmp_path / "inkhome")
     notices: list[str] = []
     hook = PermissionHook(policy, h.controller.permissions, memory=memory, notify=notices.append)
@@ -113,7 +114,7 @@ async def test_an_always_answer_holding_a_secret_is_not_written_to_the_project(
     h = Harness(fake_server, tools=default_tools(project, processes))
     notices: list[str] = []
     hook = PermissionHook(
-        PermissionPolicy("ask", RuleSet(), project),
+        PermissionPolicy("ask", RuleSet(), project, builtin_tools(project)),
         h.controller.permissions,
         memory=PermissionMemory(project, tmp_path / "inkhome"),
         notify=notices.append,
@@ -212,7 +213,7 @@ async def test_notices_reach_listeners_as_warnings(fake_server: FakeModelServer,
     """Print mode's refusals are warning notices: the hook's ``notify`` with no one to ask."""
     h = Harness(fake_server, tools=default_tools(project, ProcessRegistry()))
     hook = PermissionHook(
-        PermissionPolicy("ask", RuleSet(), project),
+        PermissionPolicy("ask", RuleSet(), project, builtin_tools(project)),
         None,
         notify=lambda text: h.controller.emit(Notice(text, "warning")),
     )

@@ -12,6 +12,7 @@ from ink.config.rules import parse_rule
 from ink.permissions import PermissionMemory, RuleSet
 from ink.permissions.policy import PermissionPolicy
 from ink.permissions.rules import escape
+from tests.permissions.helpers import builtin_tools
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_any_command_round_trips_and_matches_only_itself(project: Path, tmp_path
     memory(project, tmp_path).add([rule])
     [loaded], _ = memory(project, tmp_path).load()
     assert loaded.text == rule
-    policy = PermissionPolicy("ask", RuleSet([loaded]), project)
+    policy = PermissionPolicy("ask", RuleSet([loaded]), project, builtin_tools(project))
     assert policy.check("bash", {"command": command}).kind == "allow"
     assert policy.check("bash", {"command": command.replace("a*b", "aXXb")}).kind == "ask"
 

@@ -10,7 +10,7 @@ import pytest
 
 from ink.agent.tool import Tool
 from ink.agent.validation import validate_arguments
-from ink.tools import ToolAccess, describe_access, resolve_path, written_path
+from ink.tools import ProcessRegistry, default_tools, resolve_path
 from ink.tools.limits import MAX_ECHO_CHARS
 from ink.tools.output import HeadTailBuffer
 from tests.tools.conftest import call, write_bytes
@@ -51,27 +51,26 @@ def test_resolve_path(tmp_path: Path) -> None:
     assert resolve_path(tmp_path, "") == tmp_path
 
 
-def test_describe_access_for_each_kind(tmp_path: Path) -> None:
-    assert describe_access("write", {"path": "a/b.txt", "content": ""}, tmp_path) == ToolAccess(
-        "write", "write", (tmp_path / "a" / "b.txt",)
-    )
-    assert describe_access("read", {"path": "x"}, tmp_path) == ToolAccess("read", "read", (tmp_path / "x",))
-    assert describe_access("ls", {}, tmp_path) == ToolAccess("ls", "read", (tmp_path,))
-    assert describe_access("bash", {"command": "git status && rm -rf x"}, tmp_path) == ToolAccess(
-        "bash", "execute", (), "git status && rm -rf x"
-    )
-    assert describe_access("mystery", {}, tmp_path).kind == "unknown"
-    assert describe_access("edit", {"path": 3}, tmp_path).paths == ()
+def test_what_each_call_touches(tmp_path: Path, tools: dict[str, Tool]) -> None:
+    write = tools["write"].describe({"path": "a/b.txt", "content": ""})
+    assert write.paths == (tmp_path / "a" / "b.txt",) and write.command is None
+    assert tools["read"].describe({"path": "x"}).paths == (tmp_path / "x",)
+    assert tools["ls"].describe({}).paths == (tmp_path,)
+    bash = tools["bash"].describe({"command": "git status && rm -rf x"})
+    assert (bash.paths, bash.command) == ((), "git status && rm -rf x")
+    assert tools["edit"].describe({"path": 3}).paths == ()
 
 
-def test_written_path_follows_symlinks_out_of_the_workspace(tmp_path: Path) -> None:
+def test_a_written_path_follows_symlinks_out_of_the_workspace(tmp_path: Path) -> None:
     outside = write_bytes(tmp_path / "outside" / "secret.txt", b"")
     work = tmp_path / "work"
     work.mkdir()
     (work / "innocent.txt").symlink_to(outside)
-    assert written_path("edit", {"path": "innocent.txt"}, work) == outside
-    assert written_path("write", {"path": "../outside/new.txt"}, work) == tmp_path / "outside" / "new.txt"
-    assert written_path("read", {"path": "innocent.txt"}, work) is None
+    tools = {t.spec.name: t for t in default_tools(work, ProcessRegistry())}
+    assert tools["edit"].describe({"path": "innocent.txt"}).paths[0] == outside
+    new = tools["write"].describe({"path": "../outside/new.txt", "content": ""})
+    assert new.paths == (tmp_path / "outside" / "new.txt",)
+    assert tools["read"].describe({"path": "innocent.txt"}).paths == (work / "innocent.txt",)  # as named
 
 
 def test_head_tail_buffer_small_output_is_untouched() -> None:
@@ -115,7 +114,7 @@ def test_each_tool_describes_its_kind_and_what_a_call_touches(tmp_path: Path, to
     read = tools["read"].describe({"path": "a.py", "offset": 40})
     assert (read.title, read.paths, read.line) == ("read a.py (from line 40)", (tmp_path / "a.py",), 40)
     bash = tools["bash"].describe({"command": "npm test\nnpm run lint"})
-    assert (bash.title, bash.paths, bash.command) == ("bash: npm test…", (), "npm test\nnpm run lint")
+    assert (bash.title, bash.paths, bash.command) == ("bash npm test…", (), "npm test\nnpm run lint")
     assert tools["grep"].describe({"pattern": "TODO", "path": "src"}).title == "grep TODO in src"
     assert tools["ls"].describe({}).paths == (tmp_path,)
     (tmp_path / "real.txt").write_text("old\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ink.agent.events import (
     InputTaken,
     MessageEnd,
@@ -15,6 +17,8 @@ from ink.agent.events import (
     ToolSettled,
     ToolStart,
 )
+from ink.agent.tool import Tool, find_tool
+from ink.ai.details import FileDiff
 from ink.ai.messages import AssistantBlock, AssistantMessage, TextBlock, ToolCall, ToolResult, Usage
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.editor import merge_restored
@@ -33,6 +37,13 @@ from ink.run.events import (
     RunStart,
     Survivor,
 )
+from ink.tools import ProcessRegistry, default_tools
+
+_BUILT_IN = default_tools(Path.cwd(), ProcessRegistry())
+
+
+def builtin_tool(name: str) -> Tool | None:  # the lookup the app gives the view
+    return find_tool(_BUILT_IN, name)
 
 
 class Clock:
@@ -53,7 +64,7 @@ def reply(text: str, *calls: ToolCall) -> MessageEnd:
 
 
 def test_text_is_printed_a_finished_block_at_a_time_and_the_rest_at_message_end() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(RunStart("run-1"))
     view.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
     assert view.take_printed() == [Block("user", "hello")]
@@ -68,7 +79,7 @@ def test_text_is_printed_a_finished_block_at_a_time_and_the_rest_at_message_end(
 
 
 def test_thinking_is_printed_dimmed_before_the_text_and_folded_when_long() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(ThinkingDeltaEvent("\n".join(f"step {i}" for i in range(20))))
     assert view.thinking_tail(2) == ["step 18", "step 19"]
     view.on_event(TextDeltaEvent("Answer"))
@@ -81,7 +92,7 @@ def test_thinking_is_printed_dimmed_before_the_text_and_folded_when_long() -> No
 
 def test_a_tool_goes_queued_running_done_with_its_duration() -> None:
     clock = Clock()
-    view = EventView(clock)
+    view = EventView(clock, builtin_tool)
     call = ToolCall("c1", "bash", {"command": "ls -la"})
     view.on_event(reply("", call))
     assert view.tools["c1"].status == "queued"
@@ -101,7 +112,7 @@ def test_a_tool_goes_queued_running_done_with_its_duration() -> None:
 
 def test_a_concurrent_result_is_shown_at_settle_and_not_again_at_end() -> None:
     """R6: showing a result twice is a bug."""
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     result = ToolResult("c1", "read", "content", duration_ms=3)
     for event in (
         ToolStart("c1", "read", {"path": "a.txt"}),
@@ -114,7 +125,7 @@ def test_a_concurrent_result_is_shown_at_settle_and_not_again_at_end() -> None:
 
 
 def test_an_error_result_is_red_and_an_interrupted_one_is_not_an_error() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(ToolStart("c1", "read", {"path": "nope.txt"}))
     view.on_event(ToolEnd("c1", ToolResult("c1", "read", "File not found: nope.txt", is_error=True)))
     view.on_event(ToolStart("c2", "bash", {"command": "sleep 9"}))
@@ -129,20 +140,21 @@ def test_an_error_result_is_red_and_an_interrupted_one_is_not_an_error() -> None
     assert printed[3].tone == "dim"
 
 
-def test_an_edit_result_prints_its_diff() -> None:
-    view = EventView(Clock())
-    diff = "Edited a.py: 1 replacement.\n\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old\n+new\n"
-    view.on_event(ToolStart("c1", "edit", {"path": "a.py"}))
-    view.on_event(ToolEnd("c1", ToolResult("c1", "edit", diff)))
+def test_a_result_that_changed_a_file_prints_the_diff_of_its_details_not_its_text() -> None:
+    view = EventView(Clock(), builtin_tool)
+    change = FileDiff("a.py", "old\n", "new\n", "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old\n+new\n")
+    text = "Changed a.py.\n\n(whatever the model reads)"
+    view.on_event(ToolStart("c1", "made_up", {"path": "a.py"}))
+    view.on_event(ToolEnd("c1", ToolResult("c1", "made_up", text, details=(change,))))
     assert view.take_printed()[1:] == [
-        Block("output", "Edited a.py: 1 replacement.", "dim"),
+        Block("output", "Changed a.py.", "dim"),
         Block("diff", "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old\n+new"),
     ]
 
 
 def test_an_abort_prints_interrupted_with_its_receipt_never_an_error() -> None:
     """R18, R34: the abort is an outcome; what it did is said, survivors and abandoned calls warned."""
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     restored = (QueuedInput("in-2", "steer me", "steer"), QueuedInput("in-3", "later", "follow_up"))
     receipt = AbortReceipt(
         "user", not_started=("c2",), interrupted=("c1",), abandoned=("c3",),
@@ -160,7 +172,7 @@ def test_an_abort_prints_interrupted_with_its_receipt_never_an_error() -> None:
 
 
 def test_a_failure_shows_the_providers_message_and_how_to_retry() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(RunEnd("run-1", "error", error="rate limited (429): slow down"))
     error, hint = view.take_printed()
     assert error == Block("error", "✗ the run failed: rate limited (429): slow down")
@@ -168,7 +180,7 @@ def test_a_failure_shows_the_providers_message_and_how_to_retry() -> None:
 
 
 def test_steers_and_follow_ups_taken_mid_run_are_labelled() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(RunStart("run-1"))
     view.on_event(InputTaken("steer", (TakenInput("in-1", "first"),)))
     view.on_event(InputTaken("steer", (TakenInput("in-2", "a"), TakenInput("in-3", "b"))))
@@ -177,7 +189,7 @@ def test_steers_and_follow_ups_taken_mid_run_are_labelled() -> None:
 
 
 def test_the_queue_panel_lists_each_entry_with_its_mode() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     queue = (
         QueuedInput("in-1", "fix the tests\nand more", "steer"),
         QueuedInput("in-2", "then docs", "follow_up"),
@@ -193,7 +205,7 @@ def test_the_queue_panel_lists_each_entry_with_its_mode() -> None:
 
 
 def test_permission_questions_open_and_close_with_a_note() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(PermissionRequest("perm-1", "c1", "bash", {"command": "rm -rf build"}))
     assert [q.request_id for q in view.questions] == ["perm-1"]
     view.on_event(PermissionResolved("perm-1", "deny"))
@@ -202,7 +214,7 @@ def test_permission_questions_open_and_close_with_a_note() -> None:
 
 
 def test_a_bang_line_prints_its_command_output_and_a_failing_status() -> None:
-    view = EventView(Clock())
+    view = EventView(Clock(), builtin_tool)
     view.on_event(BangStart("make test", "in-1"))
     view.on_event(BangEnd("make test", "1 failed\n", 2, "in-1"))
     assert view.take_printed() == [

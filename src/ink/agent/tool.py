@@ -15,7 +15,7 @@ while it runs it may report output through ``ctx.on_update`` (shown as ``tool_up
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
@@ -25,11 +25,13 @@ from ink.ai.details import ToolDetail
 from ink.ai.messages import ToolCall, ToolImage, ToolResult
 from ink.ai.provider import ToolSpec
 
-ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "other"]
-"""read: reads files; search: finds files or text; edit: changes files; execute: runs commands;
-fetch: reaches the network; other: anything else (the permission policy asks before it runs)."""
+ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "delegate", "other"]
+"""read: reads files or data; search: finds files or text; edit: changes files (or other state);
+execute: runs commands; fetch: reaches the network; delegate: hands work to a sub-agent, whose own calls
+are each judged; other: anything else. The permission policy judges a call by its tool's kind
+(docs/permissions.md): reads and searches run, edits ask in ``ask`` mode, the rest ask unless allowed."""
 
-TOOL_KINDS: tuple[ToolKind, ...] = ("read", "search", "edit", "execute", "fetch", "other")
+TOOL_KINDS: tuple[ToolKind, ...] = ("read", "search", "edit", "execute", "fetch", "delegate", "other")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,11 @@ def describe_call(tool: Tool | None, name: str, args: Mapping[str, Any]) -> Call
         except Exception:
             pass
     return CallDescription(name)
+
+
+def find_tool(tools: Iterable[Tool], name: str) -> Tool | None:
+    """The tool the model knows as ``name``, or None."""
+    return next((tool for tool in tools if tool.spec.name == name), None)
 
 
 def kind_of(tool: Tool | None) -> ToolKind:

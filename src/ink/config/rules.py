@@ -1,7 +1,9 @@
 """Permission rules as written in config files and flags: ``tool`` or ``tool(pattern)``.
 
 Only the form is checked here, so a bad rule is reported with its ``path:line`` like any other config
-error; what a pattern matches is decided by ``ink.permissions`` (docs/permissions.md).
+error; which tools a rule covers (a tool's name, or a word for a kind of tool such as ``read`` or
+``edit``) and what a pattern matches (the command a call runs, or the paths it touches) is decided by
+``ink.permissions`` against each call's own description (docs/permissions.md).
 
     [permissions]
     allow = ["bash(git status)", "bash(npm run test *)", "edit(src/**)"]
@@ -17,8 +19,6 @@ from ink.config.errors import ConfigError
 
 Effect: TypeAlias = Literal["allow", "deny"]
 
-# Tools whose rules may carry a pattern: bash matches commands, the others match paths.
-PATTERN_TOOLS = ("bash", "edit", "write", "read", "grep", "glob", "ls")
 _RULE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\((.*)\))?", re.DOTALL)
 
 
@@ -50,10 +50,5 @@ def parse_rule(effect: Effect, text: object, where: str) -> RuleText:
     if pattern is not None:
         if not pattern.strip():
             raise ConfigError(f"{where}: permission rule {text!r} has an empty pattern; write {tool!r} alone")
-        if tool not in PATTERN_TOOLS:
-            raise ConfigError(
-                f"{where}: permission rule {text!r}: patterns are understood for "
-                f"{', '.join(PATTERN_TOOLS)}; for another tool write its bare name ({tool!r})"
-            )
         pattern = pattern.strip()
     return RuleText(effect, tool, pattern, where)

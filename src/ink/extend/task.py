@@ -59,7 +59,7 @@ class SubAgents:
 
 
 class TaskTool:
-    kind: ToolKind = "other"
+    kind: ToolKind = "delegate"  # its own calls are judged one by one; the call itself asks nothing
     concurrency_safe = True  # several sub-agents may work at once
 
     def __init__(

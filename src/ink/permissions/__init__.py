@@ -1,11 +1,12 @@
 """Permissions and safety: what a tool call may do without asking, asking when it must, and keeping
 secrets out of what ink writes.
 
-    hook = build_permission_hook(settings, controller.permissions, notify=...)   # TUI, RPC
-    hook = build_permission_hook(settings, None, notify=...)                     # print mode: nobody asks
+    hook = build_permission_hook(settings, tools, controller.permissions, notify=...)   # TUI, RPC
+    hook = build_permission_hook(settings, tools, None, notify=...)    # print mode: nobody asks
     setup = dataclasses.replace(setup, before_tool=hook)
 
-``policy`` decides (allow / deny / ask) from the mode, the rules and the workspace; ``shell`` reads bash
+``policy`` decides (allow / deny / ask) from the mode, the rules, the workspace and what each tool says
+of itself (its kind, the paths or command of a call; ``tools`` finds a tool by name); ``shell`` reads
 commands with a real parser; ``rules`` matches patterns; ``memory`` keeps "always" answers per project;
 ``hook`` asks through the run controller's broker. docs/permissions.md and docs/security.md describe it
 for users.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from ink.agent.tool import Tool
 from ink.config import Settings
 from ink.permissions.hook import Asker, PermissionHook
 from ink.permissions.memory import PermissionMemory
@@ -40,7 +42,11 @@ __all__ = [
 
 
 def build_permission_hook(
-    settings: Settings, asker: Asker | None, *, notify: Callable[[str], None] | None = None
+    settings: Settings,
+    tools: Callable[[str], Tool | None],
+    asker: Asker | None,
+    *,
+    notify: Callable[[str], None] | None = None,
 ) -> PermissionHook:
     """The hook for ``settings``: its mode, its rules (flags, the project's denies, the user's), and this
     project's remembered answers. ``asker`` None means nobody can answer (print mode). A remembered-answers
@@ -50,6 +56,6 @@ def build_permission_hook(
     if warning is not None:
         log.warning("%s", warning)
     rules = RuleSet([*settings.permission_rules, *remembered])
-    policy = PermissionPolicy(settings.permission_mode, rules, settings.cwd)
+    policy = PermissionPolicy(settings.permission_mode, rules, settings.cwd, tools)
     redact = Redactor(settings.secrets)
     return PermissionHook(policy, asker, memory=memory, notify=notify, redact=redact)

@@ -1,15 +1,17 @@
 """Deciding, before a tool call runs, whether it may run, must not run, or needs the user's answer.
 
-The decision is a pure function of the permission mode, the rules and the workspace; nothing is asked
-or executed here (``hook`` does the asking). The order, for every tool:
+The decision is a pure function of the permission mode, the rules, the workspace and what the tool says
+of itself: its ``kind`` and, for the call, ``describe(args)`` (the paths it touches, the command it runs).
+No tool is known here by name. Nothing is asked or executed here (``hook`` does the asking). The order:
 
 1. A deny rule that matches wins, in every mode: the call is refused without a question.
 2. ``yolo``: everything else runs.
 3. An allow rule that matches lets it run.
-4. The mode decides: reads always run; file changes run in ``accept-edits`` unless they land outside the
-   workspace or in ``.git/`` or ``.ink/``; bash commands and unknown tools ask.
+4. The kind and the mode decide: reads and searches always run; file changes (``edit``) run in
+   ``accept-edits`` unless they land outside the workspace or in ``.git/`` or ``.ink/``; a sub-agent
+   (``delegate``) runs, its own calls each judged; commands (``execute``), fetches and other tools ask.
 
-A bash command is allowed by rules only when every one of its simple commands is, and nothing in it is
+A command is allowed by rules only when every one of its simple commands is, and nothing in it is
 beyond checking (substitutions, subshells, redirections out of the workspace: see ``shell``). A command
 that cannot be proven not to match a deny rule (a computed command name, nesting too deep: ``shell``)
 counts as matching it in ``yolo`` and asks in the other modes (docs/permissions.md, "Deny rules").
@@ -18,16 +20,15 @@ counts as matching it in ``yolo`` and asks in the other modes (docs/permissions.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
-from ink.permissions.rules import RuleSet, escape
+from ink.permissions.rules import FILE_CHANGE, RuleSet, Subject, escape
 from ink.permissions.shell import DIRECTORY_CHANGERS, analyse
-from ink.tools.access import describe_access
-from ink.tools.workspace import real_target, resolve_path
 
 PROTECTED_DIRS = (".git", ".ink")  # history and ink's own settings: changing them asks in every mode
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -51,10 +52,19 @@ ALLOW = Verdict("allow")
 
 
 class PermissionPolicy:
-    def __init__(self, mode: PermissionMode, rules: RuleSet, root: str | os.PathLike[str]) -> None:
+    """``tools`` finds the tool the model calls by a name (None: no such tool, judged as ``other``)."""
+
+    def __init__(
+        self,
+        mode: PermissionMode,
+        rules: RuleSet,
+        root: str | os.PathLike[str],
+        tools: Callable[[str], Tool | None],
+    ) -> None:
         self.mode = mode
         self.rules = rules
         self.root = Path(os.path.realpath(root))
+        self.tools = tools
 
     def check(self, tool: str, args: Mapping[str, Any]) -> Verdict:
         """The verdict on calling ``tool`` with ``args`` (already validated against its schema). Never
@@ -67,56 +77,64 @@ class PermissionPolicy:
             why = f"ink could not check it ({type(exc).__name__}: {exc})"
             return Verdict("ask", f"the {tool} call", why, None, mode="yolo")
 
-    def _check(self, tool: str, args: Mapping[str, Any]) -> Verdict:
-        access = describe_access(tool, args, self.root)
-        if access.kind == "read":
-            return self._read(tool, access.paths)
-        if access.kind == "write":
-            given = args.get("path")
-            return self._write(tool, given if isinstance(given, str) else "")
-        if access.kind == "execute":
-            return self._bash(access.command or "")
-        if access.kind == "delegate":  # the sub-agent's own calls are each checked; only a deny rule stops it
-            denied = self.rules.tool_denied(tool)
-            return Verdict("deny", f"the {tool} call", denied.label) if denied is not None else ALLOW
-        return self._other(tool)
+    def _check(self, name: str, args: Mapping[str, Any]) -> Verdict:
+        tool = self.tools(name)
+        # describe() itself, not describe_call: a path it cannot resolve must reach check()'s handler
+        call = tool.describe(args) if tool is not None else CallDescription(name)
+        subject = Subject(name, kind_of(tool))
+        match subject.kind:
+            case "read" | "search":
+                return self._read(subject, call.paths)
+            case "edit":
+                return self._write(subject, call.paths)
+            case "execute" if call.command is not None:
+                return self._command(subject, call.command)
+            case "delegate":  # the sub-agent's own calls are each checked; only a deny rule stops it
+                denied = self.rules.tool_denied(subject)
+                return Verdict("deny", f"the {name} call", denied.label) if denied is not None else ALLOW
+        return self._other(subject)
 
-    # -- the kinds of access -----------------------------------------------------------------------
+    # -- the kinds of tools ------------------------------------------------------------------------
 
-    def _read(self, tool: str, paths: tuple[Path, ...]) -> Verdict:
+    def _read(self, subject: Subject, paths: tuple[Path, ...]) -> Verdict:
         candidates = [*paths, *(Path(os.path.realpath(p)) for p in paths)]
-        denied = self.rules.path_denied(tool, candidates, self.root)
+        denied = self.rules.path_denied(subject, candidates, self.root)
         if denied is not None:
             shown = self._show(paths[0]) if paths else "this path"
-            return Verdict("deny", f"the {tool} of {shown}", denied.label)
+            return Verdict("deny", f"the {subject.name} of {shown}", denied.label)
         return ALLOW
 
-    def _write(self, tool: str, given: str) -> Verdict:
-        target = real_target(self.root, given)
-        what = f"the {tool} of {self._show(target)}"
-        denied = self.rules.path_denied(tool, [target, resolve_path(self.root, given)], self.root)
+    def _write(self, subject: Subject, paths: tuple[Path, ...]) -> Verdict:
+        """Deny rules see ``paths`` as named and as the files that really change (symlinks followed);
+        allow rules and the mode judge the files that really change, each of them."""
+        if not paths:  # it changes files without saying which: only a bare rule or yolo lets it run
+            return self._other(subject, "it changes files and ink cannot tell which")
+        targets = list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+        what = f"the {subject.name} of {self._show(targets[0])}"
+        denied = self.rules.path_denied(subject, [*paths, *targets], self.root)
         if denied is not None:
             return Verdict("deny", what, denied.label)
-        if self.mode == "yolo" or self.rules.path_allowed(tool, target, self.root) is not None:
+        pending = [t for t in targets if self.rules.path_allowed(subject, t, self.root) is None]
+        if self.mode == "yolo" or not pending:
             return ALLOW
-        remember = f"edit({escape(self._rule_path(target))})"
-        protected = self._protected(target)
+        remember = f"edit({escape(self._rule_path(pending[0]))})"
+        protected = next((where for where in map(self._protected, pending) if where is not None), None)
         if protected is not None:
             return Verdict("ask", what, f"it writes {protected}", remember, mode="yolo")
         if self.mode == "accept-edits":
             return ALLOW
         return Verdict("ask", what, "file changes need permission in 'ask' mode", remember, "accept-edits")
 
-    def _bash(self, command: str) -> Verdict:
+    def _command(self, subject: Subject, command: str) -> Verdict:
         shape = analyse(command)
-        what = f"the bash command `{_shorten(command.strip())}`"
+        what = f"the {subject.name} command `{_shorten(command.strip())}`"
         targets = [t for t in (self._redirect_target(w) for w in shape.writes) if t is not None]
-        denied = self.rules.command_denied(shape.deny_texts(), command) or self.rules.path_denied(
-            "edit", targets, self.root
+        denied = self.rules.command_denied(subject, shape.deny_texts(), command) or self.rules.path_denied(
+            FILE_CHANGE, targets, self.root
         )
         if denied is not None:
             return Verdict("deny", what, denied.label)
-        doubtful = self.rules.command_may_be_denied(shape.possible_texts(), bool(shape.unprovable))
+        doubtful = self.rules.command_may_be_denied(subject, shape.possible_texts(), bool(shape.unprovable))
         if doubtful is not None:  # not proven harmless: refused in yolo, asked (never allowed) otherwise
             doubt = f"{doubtful.label}, which ink cannot rule out: {shape.doubt()}"
             return (
@@ -124,25 +142,25 @@ class PermissionPolicy:
                 if self.mode == "yolo"
                 else Verdict("ask", what, f"the rule {doubt}")
             )
-        if self.mode == "yolo" or self.rules.whole_command_allowed(command) is not None:
+        if self.mode == "yolo" or self.rules.whole_command_allowed(subject, command) is not None:
             return ALLOW
-        remember = f"bash({escape(command.strip())})"
-        why = self._bash_doubt(shape.unsure, targets, [c.words[0] for c in shape.commands if c.words])
+        remember = f"{subject.name}({escape(command.strip())})"
+        why = self._command_doubt(shape.unsure, targets, [c.words[0] for c in shape.commands if c.words])
         if why is None:
-            missing = [c.text for c in shape.commands if self.rules.command_allowed(c.text) is None]
+            missing = [c.text for c in shape.commands if self.rules.command_allowed(subject, c.text) is None]
             if not missing:
                 return ALLOW
             why = f"no allow rule covers `{_shorten(missing[0])}`"
         return Verdict("ask", what, why, remember, mode="yolo")
 
-    def _bash_doubt(self, unsure: list[str], targets: list[Path], names: list[str]) -> str | None:
+    def _command_doubt(self, unsure: list[str], targets: list[Path], names: list[str]) -> str | None:
         """Why the command cannot be allowed by rules for its commands alone, or None."""
         if unsure:
             return unsure[0]
         if targets and DIRECTORY_CHANGERS.intersection(os.path.basename(n) for n in names):
             return "it changes directory before redirecting output to a file"
         for target in targets:
-            if self.rules.path_allowed("edit", target, self.root) is not None:
+            if self.rules.path_allowed(FILE_CHANGE, target, self.root) is not None:
                 continue
             protected = self._protected(target)
             if protected is not None:
@@ -151,14 +169,17 @@ class PermissionPolicy:
                 return f"it redirects output into {self._show(target)}, and file changes need permission"
         return None
 
-    def _other(self, tool: str) -> Verdict:
+    def _other(self, subject: Subject, why: str = "") -> Verdict:
+        """A call judged by bare rules alone: denied or allowed by one, else it asks (but in yolo)."""
+        tool = subject.name
         what = f"the {tool} call"
-        denied = self.rules.tool_denied(tool)
+        denied = self.rules.tool_denied(subject)
         if denied is not None:
             return Verdict("deny", what, denied.label)
-        if self.mode == "yolo" or self.rules.tool_allowed(tool) is not None:
+        if self.mode == "yolo" or self.rules.tool_allowed(subject) is not None:
             return ALLOW
-        return Verdict("ask", what, f"ink has no permission rules for the tool {tool!r}", tool, mode="yolo")
+        why = why or f"ink has no permission rules for the tool {tool!r}"
+        return Verdict("ask", what, why, tool, mode="yolo")
 
     # -- paths -------------------------------------------------------------------------------------
 
@@ -175,7 +196,7 @@ class PermissionPolicy:
     def _redirect_target(self, word: str) -> Path | None:
         if word in HARMLESS_TARGETS or word.startswith("/dev/fd/"):
             return None
-        return real_target(self.root, word)
+        return _real_target(self.root, word)
 
     def _show(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
@@ -186,6 +207,11 @@ class PermissionPolicy:
             return str(path)
         relative = path.relative_to(self.root).as_posix()
         return relative if "/" in relative else f"./{relative}"
+
+
+def _real_target(root: Path, given: str) -> Path:
+    """The file a redirection to ``given`` writes: relative to ``root``, symlinks followed."""
+    return Path(os.path.realpath(root / os.path.expanduser(given)))
 
 
 def _shorten(text: str) -> str:

@@ -3,11 +3,16 @@
     bash(npm test)          exactly that simple command (or exactly that whole command line)
     bash(git log *)         ``git log`` with any arguments, or none; ``git log:*`` means the same
     bash(git status*)       any simple command starting with ``git status``
-    edit(src/**)            any file under src/ of the workspace (write and edit alike)
+    edit(src/**)            any file under src/ of the workspace (every tool that changes files)
     edit(*.md)              a pattern without a slash matches the file name at any depth
     edit(./notes.md)        ``./`` anchors it at the workspace root
     read(~/.ssh/**)         absolute and ``~`` patterns match outside the workspace too
     bash                    a bare tool name matches every call of that tool
+
+A rule's word is a tool's name, or a word for a kind of tool (``KIND_WORDS``): ``read`` covers every tool
+that reads or searches, ``edit`` (or ``write``) every tool that changes files, ``execute`` every tool that
+runs commands. Its pattern is matched against what the call says it touches (``Tool.describe``): the
+command, for a call that runs one, else its paths; a call that names neither is matched by bare rules only.
 
 In command patterns ``*`` matches any text, spaces included; in path patterns ``*`` and ``?`` stay inside
 one path segment and ``**`` crosses segments. A backslash makes the next character literal (``\\*``).
@@ -18,18 +23,37 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ink.agent.tool import ToolKind
 from ink.config.rules import RuleText
 from ink.permissions.words import WILD
 
-READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
-FILE_TOOLS = frozenset({"write", "edit"})
-# A rule named after one of these covers the whole group: edit(...) also covers write, read(...) grep.
-GROUPS = {"read": READ_TOOLS, "edit": FILE_TOOLS, "write": FILE_TOOLS}
+# Rule words that name a kind of tool rather than one tool. ``write`` is ``edit``'s synonym: both always
+# covered every tool that changes files.
+KIND_WORDS: Mapping[str, frozenset[ToolKind]] = {
+    "read": frozenset({"read", "search"}),
+    "search": frozenset({"search"}),
+    "edit": frozenset({"edit"}),
+    "write": frozenset({"edit"}),
+    "execute": frozenset({"execute"}),
+    "fetch": frozenset({"fetch"}),
+}
 MAX_TEMPLATE = 20_000  # characters of a command template checked against a pattern; longer: may match
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a rule is checked against: the tool's name and kind. A file a command redirects into is
+    checked as ``FILE_CHANGE``: covered by the rules for every tool that changes files."""
+
+    name: str
+    kind: ToolKind
+
+
+FILE_CHANGE = Subject("", "edit")
 
 
 def escape(text: str) -> str:
@@ -45,19 +69,18 @@ class Rule:
 
     @classmethod
     def compile(cls, text: RuleText) -> Rule:
+        """A pattern is read both ways: which one applies depends on the call it meets."""
         if text.pattern is None:
             return cls(text)
-        if text.tool == "bash":
-            return cls(text, command=CommandPattern(text.pattern))
-        return cls(text, path=PathPattern(text.pattern))
+        return cls(text, command=CommandPattern(text.pattern), path=PathPattern(text.pattern))
 
     @property
     def label(self) -> str:
         """``bash(rm *)`` (from ~/.ink/config.toml:4), for messages."""
         return f"{self.text.text} ({self.text.where})"
 
-    def covers(self, tool: str) -> bool:
-        return tool == self.text.tool or tool in GROUPS.get(self.text.tool, ())
+    def covers(self, subject: Subject) -> bool:
+        return subject.name == self.text.tool or subject.kind in KIND_WORDS.get(self.text.tool, ())
 
     @property
     def is_bare(self) -> bool:
@@ -128,16 +151,18 @@ class RuleSet:
 
     # -- commands --------------------------------------------------------------------------------
 
-    def command_denied(self, texts: Iterable[str], whole: str) -> Rule | None:
+    def command_denied(self, subject: Subject, texts: Iterable[str], whole: str) -> Rule | None:
         texts = list(texts)
 
         def match(rule: Rule) -> bool:
             pattern = rule.command
             return pattern is not None and (pattern.matches_whole(whole) or any(map(pattern.matches, texts)))
 
-        return self._first(self.deny, "bash", match)
+        return self._first(self.deny, subject, match)
 
-    def command_may_be_denied(self, templates: Iterable[str], unprovable: bool) -> Rule | None:
+    def command_may_be_denied(
+        self, subject: Subject, templates: Iterable[str], unprovable: bool
+    ) -> Rule | None:
         """The first deny rule for commands that ``templates`` may match, or (``unprovable``: some command
         could not be read at all) the first deny rule for commands there is."""
         templates = list(templates)
@@ -146,39 +171,39 @@ class RuleSet:
             pattern = rule.command
             return pattern is not None and (unprovable or any(map(pattern.may_match, templates)))
 
-        return self._first([r for r in self.deny if not r.is_bare], "bash", match)
+        return self._first([r for r in self.deny if not r.is_bare], subject, match)
 
-    def command_allowed(self, text: str) -> Rule | None:
-        return self._first(self.allow, "bash", lambda r: r.command is not None and r.command.matches(text))
+    def command_allowed(self, subject: Subject, text: str) -> Rule | None:
+        return self._first(self.allow, subject, lambda r: r.command is not None and r.command.matches(text))
 
-    def whole_command_allowed(self, command: str) -> Rule | None:
+    def whole_command_allowed(self, subject: Subject, command: str) -> Rule | None:
         return self._first(
-            self.allow, "bash", lambda r: r.command is not None and r.command.matches_whole(command)
+            self.allow, subject, lambda r: r.command is not None and r.command.matches_whole(command)
         )
 
     # -- paths -----------------------------------------------------------------------------------
 
-    def path_denied(self, tool: str, paths: Iterable[Path], root: Path) -> Rule | None:
+    def path_denied(self, subject: Subject, paths: Iterable[Path], root: Path) -> Rule | None:
         paths = list(paths)
         return self._first(
-            self.deny, tool, lambda r: r.path is not None and any(r.path.matches(p, root) for p in paths)
+            self.deny, subject, lambda r: r.path is not None and any(r.path.matches(p, root) for p in paths)
         )
 
-    def path_allowed(self, tool: str, path: Path, root: Path) -> Rule | None:
-        return self._first(self.allow, tool, lambda r: r.path is not None and r.path.matches(path, root))
+    def path_allowed(self, subject: Subject, path: Path, root: Path) -> Rule | None:
+        return self._first(self.allow, subject, lambda r: r.path is not None and r.path.matches(path, root))
 
     # -- any tool --------------------------------------------------------------------------------
 
-    def tool_denied(self, tool: str) -> Rule | None:
-        return self._first(self.deny, tool, lambda _rule: False)
+    def tool_denied(self, subject: Subject) -> Rule | None:
+        return self._first(self.deny, subject, lambda _rule: False)
 
-    def tool_allowed(self, tool: str) -> Rule | None:
-        return self._first(self.allow, tool, lambda _rule: False)
+    def tool_allowed(self, subject: Subject) -> Rule | None:
+        return self._first(self.allow, subject, lambda _rule: False)
 
     @staticmethod
-    def _first(rules: list[Rule], tool: str, match: Callable[[Rule], bool]) -> Rule | None:
-        """The first rule for ``tool`` that is bare (every call) or whose pattern ``match``es."""
-        return next((r for r in rules if r.covers(tool) and (r.is_bare or match(r))), None)
+    def _first(rules: list[Rule], subject: Subject, match: Callable[[Rule], bool]) -> Rule | None:
+        """The first rule covering ``subject`` that is bare (every call) or whose pattern ``match``es."""
+        return next((r for r in rules if r.covers(subject) and (r.is_bare or match(r))), None)
 
 
 def _has_wildcard(pattern: str) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 from ink.agent.tool import Tool
-from ink.tools.access import ToolAccess, describe_access, written_path
 from ink.tools.bash import BashTool, format_shell_result
 from ink.tools.edit import EditTool
 from ink.tools.glob import GlobTool
@@ -61,17 +60,14 @@ __all__ = [
     "ShellResult",
     "Survivor",
     "Termination",
-    "ToolAccess",
     "Workspace",
     "WriteTool",
     "as_workspace",
     "default_tools",
-    "describe_access",
     "find_rg",
     "format_shell_result",
     "real_target",
     "resolve_path",
     "run_process",
     "run_shell",
-    "written_path",
 ]

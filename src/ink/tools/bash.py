@@ -48,7 +48,7 @@ class BashTool(BaseTool):
 
     def describe(self, args: Mapping[str, Any]) -> CallDescription:
         command = arg_str(args, "command")
-        return CallDescription(f"bash: {shorten(command or '')}", command=command)
+        return CallDescription(f"bash {shorten(command or '')}", command=command)
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ from ink.agent.events import (
     ToolStart,
     ToolUpdate,
 )
+from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
@@ -58,6 +59,7 @@ class _Shown:
     """A tool call the editor was told about: what it needs again when the call ends."""
 
     title: str
+    kind: ToolKind
     diffs: tuple[dict[str, Any], ...]
 
 
@@ -69,7 +71,6 @@ class AcpSession:
         self.app = app
         self.controller = app.controller
         self.peer = peer
-        self.cwd = app.settings.cwd
         self.turns = PromptTurns()
         self.closing = False
         self._calls: dict[str, _Shown] = {}
@@ -99,7 +100,7 @@ class AcpSession:
 
     def replay(self) -> None:
         """Show the history as updates (``session/load``)."""
-        for update in updates.replay(self.controller.history.messages, self.cwd):
+        for update in updates.replay(self.controller.history.messages, self._tool):
             self._update(update)
 
     async def aclose(self, reason: str) -> None:
@@ -158,7 +159,7 @@ class AcpSession:
     def _on_sub_agent(self, event: RunEvent) -> None:
         """A sub-agent's tool calls show as updates of the ``task`` call it works for."""
         if isinstance(event, ToolStart) and event.source is not None:
-            title = updates.title(event.name, event.args)
+            title = describe_call(self._tool(event.name), event.name, event.args).title
             note = updates.status_update(event.source.id, "in_progress", content=[_text_content(title)])
             self._update(note)
 
@@ -166,15 +167,19 @@ class AcpSession:
         call_id = event.tool_call_id
         match event:
             case ToolStart(name=name, args=args):
-                update = updates.tool_call(call_id, name, args, self.cwd)
-                self._calls[call_id] = _Shown(update["title"], tuple(update.get("content", ())))
+                tool = self._tool(name)
+                update = updates.tool_call(call_id, name, args, tool)
+                self._calls[call_id] = _Shown(
+                    update["title"], kind_of(tool), tuple(update.get("content", ()))
+                )
                 self._update(update)
             case ToolRunning():
                 self._update(updates.status_update(call_id, "in_progress"))
             case ToolSettled(result=result) | ToolEnd(result=result):
                 if call_id not in self._finished:  # R6: a result is shown once
                     shown = self._calls.get(call_id)
-                    self._update(updates.tool_result(result, shown.diffs if shown else ()))
+                    kind = shown.kind if shown else kind_of(self._tool(result.name))
+                    self._update(updates.tool_result(result, kind, shown.diffs if shown else ()))
                     self._finished.add(call_id)
                 if isinstance(event, ToolEnd):
                     self._calls.pop(call_id, None)
@@ -200,7 +205,8 @@ class AcpSession:
 
     def _ask(self, event: PermissionRequest) -> None:
         self._asked[event.request_id] = event.tool_call_id
-        params = updates.permission_request(self.id, event.tool_call_id, event.name, event.args, self.cwd)
+        tool = self._tool(event.name)
+        params = updates.permission_request(self.id, event.tool_call_id, event.name, event.args, tool)
         task = asyncio.ensure_future(self._ask_editor(event.request_id, params))
         self._asks.add(task)
         task.add_done_callback(self._asks.discard)
@@ -221,6 +227,10 @@ class AcpSession:
             pass
 
     # -- output ------------------------------------------------------------------------------------
+
+    def _tool(self, name: str) -> Tool | None:
+        """The tool called ``name`` in the app's current set (MCP tools join while it runs)."""
+        return find_tool(self.controller.setup.tools, name)
 
     def _update(self, update: Mapping[str, Any]) -> None:
         self.peer.notify("session/update", {"sessionId": self.id, "update": update})

@@ -1,20 +1,20 @@
 """What the editor is shown: ``session/update`` payloads for text, thinking and tool calls, the history
-replayed by ``session/load``, and the question of ``session/request_permission``. Pure data in, JSON out
-(the one exception: a ``write`` call reads the file it replaces, so the editor can show a true diff).
+replayed by ``session/load``, and the question of ``session/request_permission``. Data in, JSON out.
 
-Tool calls: ``kind`` from the tool (read/ls: read; grep/glob: search; write/edit: edit; bash: execute),
-a ``title`` from the arguments (``bash: npm test``, ``read src/app.py``), ``locations`` for the files a call
-reads or changes, diffs for ``edit``/``write``, and the result text when the call ends.
+Tool calls are shown from what each tool says of itself (``Tool.kind``, ``Tool.describe``): the ACP
+``kind``, a ``title`` (``bash npm test``, ``read src/app.py``), ``locations`` for the files it touches,
+and, for a call that changes a file, ``diff`` content: the change it proposes when announced, the change
+it made (the result's ``FileDiff`` details) when it ends, then the result text. No tool is named here.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
+from ink.ai.details import FileDiff, ToolDetail
 from ink.ai.messages import (
     AssistantMessage,
     Message,
@@ -25,23 +25,14 @@ from ink.ai.messages import (
     UserMessage,
 )
 from ink.config.commands import CommandBook
-from ink.tools.workspace import real_target, resolve_path
 
 Update = dict[str, Any]
 Status = Literal["pending", "in_progress", "completed", "failed"]
+FindTool = Callable[[str], Tool | None]
 
-TOOL_KINDS = {
-    "read": "read",
-    "ls": "read",
-    "grep": "search",
-    "glob": "search",
-    "write": "edit",
-    "edit": "edit",
-    "bash": "execute",
-}
+ACP_KINDS: Mapping[ToolKind, str] = {"delegate": "think"}  # the rest are ACP's own words
 FENCED_KINDS = frozenset({"read", "search", "execute"})  # output shown verbatim, not as markdown
 TITLE_CHARS = 120
-DIFF_SOURCE_BYTES = 256 * 1024  # larger files replaced by ``write`` are shown without their old text
 SUMMARY_INTRO = "Summary of the earlier conversation:\n"
 
 PERMISSION_OPTIONS = (
@@ -73,43 +64,66 @@ def user_chunk(text: str) -> Update:
 
 
 def tool_call(
-    call_id: str, name: str, args: Mapping[str, Any], cwd: Path, status: Status = "pending"
+    call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None, status: Status = "pending"
 ) -> Update:
     """The ``tool_call`` announcing a call (R2: when handling begins, before any check)."""
-    return {"sessionUpdate": "tool_call", **describe_call(call_id, name, args, cwd), "status": status}
+    return {"sessionUpdate": "tool_call", **call_fields(call_id, name, args, tool), "status": status}
 
 
-def describe_call(
-    call_id: str, name: str, args: Mapping[str, Any], cwd: Path, *, diffs: Sequence[Update] | None = None
+def call_fields(
+    call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None, *, preview: bool = True
 ) -> Update:
-    """The fields that describe a call: id, title, kind, raw input, locations, and its diffs (computed
-    from the arguments and the file on disk unless given)."""
-    described: Update = {
+    """The fields that describe a call: id, title, kind, raw input, locations, and (``preview``) the
+    diffs of the change it proposes."""
+    described = describe_call(tool, name, args)
+    fields: Update = {
         "toolCallId": call_id,
-        "title": title(name, args),
-        "kind": TOOL_KINDS.get(name, "other"),
+        "title": described.title,
+        "kind": acp_kind(kind_of(tool)),
         "rawInput": dict(args),
     }
-    locations = _locations(name, args, cwd)
+    locations: list[Update] = [{"path": str(path)} for path in dict.fromkeys(described.paths)]
+    if locations and described.line is not None:
+        locations[0]["line"] = described.line
     if locations:
-        described["locations"] = locations
-    diffs = _diffs(name, args, cwd) if diffs is None else diffs
+        fields["locations"] = locations
+    diffs = diff_contents(described.preview) if preview else []
     if diffs:
-        described["content"] = list(diffs)
-    return described
+        fields["content"] = diffs
+    return fields
+
+
+def acp_kind(kind: ToolKind) -> str:
+    return ACP_KINDS.get(kind, kind)
+
+
+def diff_contents(details: Sequence[ToolDetail]) -> list[Update]:
+    """ACP ``diff`` content for each file change: the whole text before (null: a new file) and after. A
+    file too large to carry whole shows its unified diff as text."""
+    out: list[Update] = []
+    for detail in details:
+        if not isinstance(detail, FileDiff):
+            continue
+        if detail.after is not None:
+            out.append(
+                {"type": "diff", "path": detail.path, "oldText": detail.before, "newText": detail.after}
+            )
+        elif detail.unified:
+            out.append({"type": "content", "content": _text(f"```diff\n{detail.unified}```")})
+    return out
 
 
 def status_update(call_id: str, status: Status, **fields: Any) -> Update:
     return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status, **fields}
 
 
-def tool_result(result: ToolResult, diffs: Sequence[Update] = ()) -> Update:
+def tool_result(result: ToolResult, kind: ToolKind, diffs: Sequence[Update] = ()) -> Update:
     """The ``tool_call_update`` that ends a call: ``completed`` or ``failed`` (an error, or stopped by an
-    abort), with its output as content, after ``diffs`` (those announced with the call) when it worked.
-    The content replaces what the call showed so far."""
+    abort), with its output as content. When it worked, the change it made comes first (its details),
+    else the ``diffs`` announced with the call. The content replaces what the call showed so far."""
     failed = result.is_error or bool(result.interrupted)
-    kind = TOOL_KINDS.get(result.name, "other")
-    content: list[Update] = [] if failed else list(diffs)
+    made = diff_contents(result.details or ())
+    content: list[Update] = [] if failed else made or list(diffs)
     if result.output:
         shown = _fence(result.output) if kind in FENCED_KINDS and not failed else result.output
         content.append({"type": "content", "content": _text(shown)})
@@ -144,34 +158,14 @@ def bang_result(call_id: str, output: str, exit_code: int | None, interrupted: b
 
 
 def permission_request(
-    session_id: str, call_id: str, name: str, args: Mapping[str, Any], cwd: Path
+    session_id: str, call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None
 ) -> Update:
     """The params of ``session/request_permission`` for one call."""
-    call = describe_call(call_id, name, args, cwd) | {"status": "pending"}
+    call = call_fields(call_id, name, args, tool) | {"status": "pending"}
     return {"sessionId": session_id, "toolCall": call, "options": [dict(o) for o in PERMISSION_OPTIONS]}
 
 
-def title(name: str, args: Mapping[str, Any]) -> str:
-    """A short human title for a call: the tool and what it works on."""
-    path, pattern = _str(args, "path"), _str(args, "pattern")
-    match name:
-        case "bash":
-            return f"bash: {_shorten(_str(args, 'command') or '')}"
-        case "read":
-            offset = args.get("offset")
-            at = f" (from line {offset})" if isinstance(offset, int) and offset > 1 else ""
-            return f"read {path or '?'}{at}"
-        case "write" | "edit":
-            return f"{name} {path or '?'}"
-        case "ls":
-            return f"ls {path or '.'}"
-        case "grep" | "glob":
-            where = f" in {path}" if path else ""
-            return _shorten(f"{name} {pattern or '?'}{where}")
-    return name
-
-
-def replay(messages: Sequence[Message], cwd: Path) -> Iterator[Update]:
+def replay(messages: Sequence[Message], tools: FindTool) -> Iterator[Update]:
     """The history as the updates that would have shown it (``session/load``). The interruption marker
     (R23) is ink's note to the model, not a message of the conversation: it is left out."""
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResult)}
@@ -182,11 +176,11 @@ def replay(messages: Sequence[Message], cwd: Path) -> Iterator[Update]:
             elif message.kind == "summary":
                 yield thought_chunk(SUMMARY_INTRO + message.text)
         elif isinstance(message, AssistantMessage):
-            yield from _replay_reply(message, results, cwd)
+            yield from _replay_reply(message, results, tools)
 
 
 def _replay_reply(
-    message: AssistantMessage, results: Mapping[str, ToolResult], cwd: Path
+    message: AssistantMessage, results: Mapping[str, ToolResult], tools: FindTool
 ) -> Iterator[Update]:
     for block in message.content:
         if isinstance(block, TextBlock) and block.text:
@@ -194,13 +188,13 @@ def _replay_reply(
         elif isinstance(block, ThinkingBlock) and block.thinking:
             yield thought_chunk(block.thinking)
         elif isinstance(block, ToolCall):
-            # a replaced file's old text is gone by now: only edits (their own texts) show as diffs
-            diffs = _diffs(block.name, block.arguments, cwd) if block.name == "edit" else []
-            call = describe_call(block.id, block.name, block.arguments, cwd, diffs=diffs)
+            # what a call proposed is gone by now (the files moved on): its result's details show the change
+            tool = tools(block.name)
+            call = call_fields(block.id, block.name, block.arguments, tool, preview=False)
             yield {"sessionUpdate": "tool_call", **call, "status": "in_progress"}
             result = results.get(block.id)
             if result is not None:
-                yield tool_result(result, diffs)
+                yield tool_result(result, kind_of(tool))
 
 
 # -- pieces ------------------------------------------------------------------------------------------
@@ -208,11 +202,6 @@ def _replay_reply(
 
 def _text(text: str) -> Update:
     return {"type": "text", "text": text}
-
-
-def _str(args: Mapping[str, Any], name: str) -> str | None:
-    value = args.get(name)
-    return value if isinstance(value, str) else None
 
 
 def _shorten(text: str) -> str:
@@ -227,53 +216,3 @@ def _fence(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}"
-
-
-def _locations(name: str, args: Mapping[str, Any], cwd: Path) -> list[Update]:
-    path = _str(args, "path")
-    if name not in ("read", "write", "edit") or not path:
-        return []
-    location: Update = {"path": str(resolve_path(cwd, path))}
-    offset = args.get("offset")
-    if name == "read" and isinstance(offset, int) and offset >= 1:
-        location["line"] = offset
-    return [location]
-
-
-def _diffs(name: str, args: Mapping[str, Any], cwd: Path) -> list[Update]:
-    """``edit``: one diff per replacement (the texts given, not the whole file). ``write``: the whole
-    new content against the file it replaces (read now, before the call runs; null for a new file)."""
-    path = _str(args, "path")
-    if not path:
-        return []
-    shown = str(resolve_path(cwd, path))
-    if name == "write":
-        content = _str(args, "content")
-        if content is None:
-            return []
-        old = _current_text(real_target(cwd, path))
-        return [{"type": "diff", "path": shown, "oldText": old, "newText": content}]
-    if name != "edit":
-        return []
-    edits = args.get("edits")
-    pairs = edits if isinstance(edits, list) else [args]
-    return [
-        {"type": "diff", "path": shown, "oldText": pair["old_text"], "newText": pair["new_text"]}
-        for pair in pairs
-        if isinstance(pair, Mapping) and _is_text(pair.get("old_text")) and _is_text(pair.get("new_text"))
-    ]
-
-
-def _is_text(value: object) -> bool:
-    return isinstance(value, str)
-
-
-def _current_text(path: Path) -> str | None:
-    """The text of a file ``write`` is about to replace; None when it does not exist, is too large to
-    show or is not text."""
-    try:
-        if os.path.getsize(path) > DIFF_SOURCE_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None

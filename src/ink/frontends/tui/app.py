@@ -19,6 +19,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 
 from ink.agent.events import InputMode
+from ink.agent.tool import find_tool
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
 from ink.frontends.tui.completion import build_completer
@@ -67,7 +68,7 @@ class TuiApp:
         self._core = core
         self.controller = core.controller
         self._clock = clock
-        self._view = EventView(clock)
+        self._view = EventView(clock, lambda name: find_tool(core.controller.setup.tools, name))
         self._gate = QuestionGate(core.settings.question_delay, clock)
         self.painter = Painter(color=color)
         self.buffer = Buffer(
@@ -244,7 +245,10 @@ class TuiApp:
         self._gate.forget({q.request_id for q in questions})
         wait = self._gate.wait_left(first.request_id)
         keys = f"in {wait:.1f}s" if wait > 0 else "typing" if self.buffer.text else "live"
-        fragments = question_fragments(first, len(questions) - 1, self._width(), preview_rows, keys)
+        described = self._view.described(first)
+        fragments = question_fragments(
+            first, described, len(questions) - 1, self._width(), preview_rows, keys
+        )
         return fragments  # type: ignore[return-value]
 
     def _queue(self) -> StyleAndTextTuples:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.utils import get_cwidth
 
+from ink.agent.tool import CallDescription
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.toolview import preview
 from ink.frontends.tui.view import ActiveTool, EventView
@@ -149,7 +150,12 @@ def queue_fragments(queue: Sequence[QueuedInput], width: int, max_rows: int = QU
 
 
 def question_fragments(
-    question: PermissionRequest, waiting: int, width: int, max_rows: int, keys: str = "live"
+    question: PermissionRequest,
+    described: CallDescription,
+    waiting: int,
+    width: int,
+    max_rows: int,
+    keys: str = "live",
 ) -> Fragments:
     """The inline permission prompt (issue 7): what the tool wants to do (at most ``max_rows`` rows of
     it) and the answer keys. ``keys``: "live" (they answer), "typing" (the editor has text, so they
@@ -159,7 +165,7 @@ def question_fragments(
     if question.reason:
         out.append(("class:hint", f"  {sanitize(question.reason)}"))
     out.append(("", "\n"))
-    shown = _preview_fragments(preview(question.name, question.args, max_rows), width)
+    shown = _preview_fragments(preview(described, question.args, max_rows), width)
     if len(shown) > max_rows:  # long lines wrapped into more rows than there is room for
         shown = [*shown[: max_rows - 1], ("class:hint", "  …")]
     out.extend(shown)

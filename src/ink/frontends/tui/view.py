@@ -11,9 +11,9 @@ controller's (``run_end``, ``input_restored``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from ink.agent.events import (
     InputTaken,
@@ -30,12 +30,13 @@ from ink.agent.events import (
     ToolStart,
     ToolUpdate,
 )
+from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
 from ink.frontends.tui.splitter import BlockSplitter
-from ink.frontends.tui.toolview import EXPAND_KEY, describe_call, folded_output, result_blocks
+from ink.frontends.tui.toolview import EXPAND_KEY, folded_output, result_blocks, summary
 from ink.run.events import (
     BangEnd,
     BangStart,
@@ -72,14 +73,24 @@ class ActiveTool:
     output: str = ""  # the tail of what it printed so far (tool_update), shown under its line
 
 
+def _no_tools(_name: str) -> Tool | None:
+    return None
+
+
 class EventView:
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    """``tools`` finds a tool by the name the model calls it: each call is shown as it describes itself."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, tools: Callable[[str], Tool | None] = _no_tools
+    ) -> None:
         self._clock = clock
+        self._tools = tools
         self._printed: list[Block] = []
         self.text = BlockSplitter()
         self.thinking: list[str] = []
         self.tools: dict[str, ActiveTool] = {}
         self.questions: list[PermissionRequest] = []
+        self._asked: dict[str, CallDescription] = {}  # request id -> the call as it was described
         self.queue: tuple[QueuedInput, ...] = ()
         self.activity = ""
         self.activity_since = clock()
@@ -137,7 +148,7 @@ class EventView:
             case MessageEnd(message=message):
                 self._end_message()
                 for call in message.tool_calls:
-                    self._summaries[call.id] = describe_call(call.name, call.arguments)
+                    self._summaries[call.id] = self._summary(call.name, call.arguments)
                     self.tools[call.id] = ActiveTool(
                         call.id, self._summaries[call.id], "queued", self._clock()
                     )
@@ -148,7 +159,7 @@ class EventView:
     def _on_tool_event(self, event: RunEvent) -> bool:
         match event:
             case ToolStart(tool_call_id=call_id, name=name, args=args):
-                summary = self._summaries.setdefault(call_id, describe_call(name, args))
+                summary = self._summaries.setdefault(call_id, self._summary(name, args))
                 self.tools[call_id] = ActiveTool(call_id, summary, "running", self._clock())
                 self._doing(f"running {name}")
             case ToolRunning(tool_call_id=call_id):
@@ -169,7 +180,8 @@ class EventView:
                     self._shown.discard(call_id)
                 else:
                     self._tool_done(call_id, result)
-            case PermissionRequest():
+            case PermissionRequest(request_id=request_id, name=name, args=args):
+                self._asked[request_id] = describe_call(self._tools(name), name, args)  # read the files now
                 self.questions.append(event)
                 self._doing("waiting for your answer")
             case PermissionResolved(request_id=request_id, decision=decision):
@@ -206,7 +218,14 @@ class EventView:
                 self._printed.append(Block("info", note))
                 self._doing(f"retrying in {delay:.1f}s")
 
+    def described(self, question: PermissionRequest) -> CallDescription:
+        """The call a question is about, as its tool described it when the question came."""
+        return self._asked.get(question.request_id) or CallDescription(question.name)
+
     # -- pieces -----------------------------------------------------------------------------------
+
+    def _summary(self, name: str, args: Mapping[str, Any]) -> str:
+        return summary(describe_call(self._tools(name), name, args))
 
     def _resolved(self, request_id: str, decision: str) -> None:
         """The question is gone: the status says what happens now, and an allowed call's time starts
@@ -215,10 +234,11 @@ class EventView:
         self.questions = [q for q in self.questions if q.request_id != request_id]
         if asked is None:
             return
-        summary = describe_call(asked.name, asked.args)
+        shown = summary(self.described(asked))
+        self._asked.pop(request_id, None)
         allowed = decision in ("allow", "always")
         tone: Tone = "dim" if allowed else "interrupted"
-        self._printed.append(Block("info", f"{summary}: {ANSWERS[decision]}", tone))
+        self._printed.append(Block("info", f"{shown}: {ANSWERS[decision]}", tone))
         tool = self.tools.get(asked.tool_call_id)
         if allowed and tool is not None:
             self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
@@ -277,6 +297,7 @@ class EventView:
         self._summaries.clear()
         self._shown.clear()
         self.questions = []
+        self._asked.clear()
         self._doing("")
         if event.stop_reason == "aborted":
             self._printed.extend(_abort_blocks(event))
@@ -297,7 +318,7 @@ class EventView:
 
     def _on_sub_agent(self, event: RunEvent) -> None:
         if isinstance(event, ToolEnd) and event.source is not None:
-            summary = describe_call(event.result.name, {})
+            summary = sanitize(event.result.name)
             mark = "✗" if event.result.is_error else "✓"
             self._printed.append(
                 Block("info", f"{event.source.agent} {event.source.id[-6:]} › {mark} {summary}", "dim")
