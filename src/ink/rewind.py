@@ -1,27 +1,43 @@
 """Rewind: the workspace, the conversation, or both, back to just before an input was taken (issue 14).
 
 ``Rewinder.rewind`` first stops a run that is going on (an abort like any other: R17-R23, so the history
-stays valid), then restores what was asked:
+stays valid), then restores what was asked, as a command occupying the controller (input that arrives
+meanwhile is queued, as during ``/compact``):
 
 - **files**: the workspace as the input's checkpoint holds it (``ink.checkpoints``): files the runs changed
   written back, deleted ones brought back, created ones removed. Files changed *outside* ink since the
   last run ended are named first and the rewind refuses (``ChangedOutside``) unless ``force``: they would
-  be overwritten. The restore itself can be undone (``RewindResult.undo``, a checkpoint of the workspace
-  just before it).
+  be overwritten. The restore itself can be undone: it is recorded as a checkpoint of kind ``rewind``,
+  the workspace just before it (``RewindResult.undo``), to which the files can be rewound in turn.
 - **conversation**: the history cut just before the input's message; that input and every later one come
   back to the user like restored input (an ``input_restored`` event, in submission order, R30).
 
-Every frontend calls this one method; none restores anything itself.
+``SessionCheckpoints`` is what the app holds: the checkpoints of whichever session is open (re-opened on
+``/new`` and ``/resume``), the ``before_tool`` gate, the controller's hook for an abort's receipt, and
+``rewind``. Every frontend calls it; none restores anything itself.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from ink.agent.abort import AbortSignal
 from ink.ai.messages import UserMessage
-from ink.checkpoints.keeper import Checkpoints
+from ink.checkpoints import ShadowError, shadow_repo_for
+from ink.checkpoints.keeper import Checkpoint, CheckpointLog, Checkpoints
 from ink.run.controller import RunController
-from ink.run.events import InputRestored, QueuedInput
+from ink.run.events import InputRestored, QueuedInput, RewindEnd
+
+log = logging.getLogger(__name__)
+RECEIPT_SECONDS = 5.0  # an abort's receipt waits this long for the list of files the run changed
+START_ATTEMPTS = 3  # a rewind waits for the controller to be idle this many times before giving up
 
 
 class RewindError(Exception):
@@ -33,6 +49,7 @@ class ChangedOutside(RewindError):
         shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
         super().__init__(
             f"{len(paths)} file(s) changed outside ink since the last run would be overwritten: {shown}"
+            " (rewind again with force to overwrite them)"
         )
         self.paths = paths
 
@@ -42,7 +59,7 @@ class RewindResult:
     input_id: str
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-    undo: str | None = None  # the checkpoint that undoes the file part
+    undo: str | None = None  # the id of the ``rewind`` checkpoint that undoes the file part
     restored_input: tuple[QueuedInput, ...] = ()
 
 
@@ -50,26 +67,56 @@ class Rewinder:
     def __init__(self, controller: RunController, checkpoints: Checkpoints) -> None:
         self.controller, self.checkpoints = controller, checkpoints
 
+    def check(self, input_id: str, *, files: bool, conversation: bool) -> None:
+        """Raises ``RewindError`` for a rewind that cannot be done (asked for nothing, no such checkpoint,
+        not in the conversation), before anything is stopped or changed."""
+        if not files and not conversation:
+            raise RewindError("nothing to rewind: ask for the files, the conversation, or both")
+        checkpoint = self.checkpoints.get(input_id)
+        if files and checkpoint is None:
+            raise RewindError(f"no checkpoint for input {input_id!r} (list_checkpoints names them)")
+        if conversation:
+            if checkpoint is not None and checkpoint.kind == "rewind":
+                raise RewindError("a rewind's checkpoint holds files only: rewind the files alone to it")
+            self._cut(input_id)
+
     async def rewind(
         self, input_id: str, *, files: bool, conversation: bool, force: bool = False
     ) -> RewindResult:
         """Raises ``RewindError`` (``ChangedOutside`` among them) before changing anything."""
-        if not files and not conversation:
-            raise RewindError("nothing to rewind: ask for the files, the conversation, or both")
-        if files and self.checkpoints.get(input_id) is None:
-            raise RewindError(f"no checkpoint for input {input_id!r}")
-        cut = self._cut(input_id) if conversation else None
-        if self.controller.state == "running":
-            self.controller.abort("rewind")
-            await self.controller.wait_idle()
-            cut = self._cut(input_id) if conversation else None  # the abort added its marker
+        self.check(input_id, files=files, conversation=conversation)
+        done: asyncio.Future[RewindResult] = asyncio.get_running_loop().create_future()
+
+        async def work(_signal: AbortSignal) -> None:  # short, and never half done: not abortable
+            try:
+                done.set_result(await self._restore(input_id, files, conversation, force))
+            except Exception as exc:
+                done.set_exception(exc)
+            except BaseException:
+                done.cancel()
+                raise
+
+        for _ in range(START_ATTEMPTS):
+            if self.controller.state == "running":
+                self.controller.abort("rewind")
+                await self.controller.wait_idle()
+            if self.controller.run_command(work):
+                return await done
+        raise RewindError("ink is busy: new work started each time the rewind waited for it to stop")
+
+    async def _restore(self, input_id: str, files: bool, conversation: bool, force: bool) -> RewindResult:
+        cut = self._cut(input_id) if conversation else None  # after the abort: its marker is cut too
         result = RewindResult(input_id)
         if files:
             outside = await self.checkpoints.changed_outside()
             if outside and not force:
                 raise ChangedOutside(outside)
-            report = await self.checkpoints.restore(input_id)
-            result = RewindResult(input_id, report.written, report.removed, report.undo)
+            try:
+                report = await self.checkpoints.restore(input_id)
+            except KeyError:
+                raise RewindError(f"the checkpoint of input {input_id!r} could not be taken") from None
+            undo = next((c.input_id for c in self.checkpoints.all() if c.commit == report.undo), None)
+            result = RewindResult(input_id, report.written, report.removed, undo)
         if cut is not None:
             restored = self._truncate(cut)
             result = RewindResult(input_id, result.written, result.removed, result.undo, restored)
@@ -89,3 +136,148 @@ class Rewinder:
         if restored:
             self.controller.emit(InputRestored(restored))
         return restored
+
+
+class SessionCheckpoints:
+    """The checkpoints of the app's open session. ``open`` is called again when the session changes; the
+    previous session's pending snapshots finish in the background (``aclose`` waits for them)."""
+
+    def __init__(self, controller: RunController, ink_home: Path, workspace: Path) -> None:
+        self.controller, self.ink_home, self.workspace = controller, ink_home, workspace
+        self.current: Checkpoints | None = None
+        self._closing: set[asyncio.Future[None]] = set()
+        self._tasks: set[asyncio.Future[RewindResult]] = set()
+        self._rewinding = False
+
+    def open(self, session_id: str | None) -> None:
+        """Checkpoints for ``session_id`` (its earlier ones are read back); no session (``--no-session``):
+        kept under a one-off id, for this process only."""
+        key = session_id or f"unsaved-{uuid.uuid4().hex}"
+        previous = self.current
+        self.current = Checkpoints(
+            shadow_repo_for(self.ink_home, self.workspace, key), CheckpointLog.open(self.ink_home, key)
+        )
+        self.controller.ledger.skip_past(c.input_id for c in self.current.all())  # ids stay unique
+        if previous is not None:
+            closing = asyncio.ensure_future(previous.aclose())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+
+    def on_event(self, event: object) -> None:
+        if self.current is not None:
+            self.current.on_event(event)
+
+    def gate(self, inner: Callable[..., Awaitable[Any]] | None) -> CheckpointGate:
+        """A ``before_tool`` hook: no tool changes a file before the checkpoint that must hold it exists."""
+        return CheckpointGate(self, inner)
+
+    async def changed_files(self, run_id: str) -> Sequence[str] | None:
+        """The controller's hook for an abort's receipt (the run's end snapshot, taken before its
+        ``run_end``); None when not known within RECEIPT_SECONDS (the snapshot then finishes later)."""
+        if self.current is None:
+            return None
+        try:
+            return await asyncio.wait_for(self.current.close_run(run_id), RECEIPT_SECONDS)
+        except TimeoutError:
+            return None
+
+    async def settled(self) -> None:
+        """Wait for the snapshots queued so far (a run's end snapshot: its files are then known)."""
+        if self.current is not None:
+            await self.current.settled()
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """Oldest first."""
+        return self.current.all() if self.current is not None else []
+
+    def check(self, input_id: str, *, files: bool, conversation: bool) -> None:
+        """Raises ``RewindError`` now for a rewind that cannot be done (also: another one goes on)."""
+        if self._rewinding:
+            raise RewindError("a rewind is already going on")
+        self._rewinder().check(input_id, files=files, conversation=conversation)
+
+    def start(
+        self, input_id: str, *, files: bool, conversation: bool, force: bool = False
+    ) -> asyncio.Future[RewindResult]:
+        """Check the rewind (raises ``RewindError`` now), then do it in the background: see
+        ``Rewinder.rewind``. The future fails with ``RewindError`` (a failing git becomes one too); a
+        ``rewind_end`` event tells every frontend how it ended. Holds the task until it is done."""
+        self.check(input_id, files=files, conversation=conversation)
+        self._rewinding = True
+        task = asyncio.ensure_future(self._rewind(input_id, files, conversation, force))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def rewind(
+        self, input_id: str, *, files: bool, conversation: bool, force: bool = False
+    ) -> RewindResult:
+        return await self.start(input_id, files=files, conversation=conversation, force=force)
+
+    async def _rewind(self, input_id: str, files: bool, conversation: bool, force: bool) -> RewindResult:
+        end = functools.partial(RewindEnd, input_id, files=files, conversation=conversation)
+        try:
+            result = await self._rewinder().rewind(
+                input_id, files=files, conversation=conversation, force=force
+            )
+        except ShadowError as exc:
+            problem = RewindError(f"the files could not be restored: {exc}")
+            self.controller.emit(end(ok=False, error=str(problem)))
+            raise problem from exc
+        except RewindError as exc:
+            outside = tuple(exc.paths) if isinstance(exc, ChangedOutside) else None
+            self.controller.emit(end(ok=False, error=str(exc), changed_outside=outside))
+            raise
+        except Exception as exc:  # a bug: still told, and the process goes on
+            log.exception("rewind failed")
+            self.controller.emit(end(ok=False, error=f"internal error: {type(exc).__name__}: {exc}"))
+            raise RewindError(f"internal error: {exc}") from exc
+        finally:
+            self._rewinding = False
+        self.controller.emit(end(ok=True, written=result.written, removed=result.removed, undo=result.undo))
+        return result
+
+    async def aclose(self) -> None:
+        """After the controller's shutdown: a rewind under way ends first, then the pending snapshots."""
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        if self.current is not None:
+            await self.current.aclose()
+        if self._closing:
+            await asyncio.wait(self._closing)
+
+    def _rewinder(self) -> Rewinder:
+        if self.current is None:
+            raise RewindError("workspace checkpoints are off")
+        return Rewinder(self.controller, self.current)
+
+
+@dataclass
+class CheckpointGate:
+    """First in the ``before_tool`` chain: wait for the pending checkpoint, then ask ``inner``."""
+
+    checkpoints: SessionCheckpoints
+    inner: Callable[..., Awaitable[Any]] | None
+
+    async def __call__(self, call: Any, signal: Any) -> Any:
+        if self.checkpoints.current is not None:
+            await self.checkpoints.current.settled()
+        return await self.inner(call, signal) if self.inner is not None else None
+
+
+def one_line(text: str, width: int = 60) -> str:
+    """An input's text on one line of at most ``width`` characters, for the lists of the frontends."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def ago(seconds: float) -> str:
+    """How long ago a checkpoint was taken, in a few characters."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{int(seconds)}s ago"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h ago"
+    return f"{int(seconds // 86400)}d ago"

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ink.mcp.catalogue import McpCatalogue
     from ink.mcp.manager import McpManager
     from ink.mcp.tool import McpTool
+    from ink.rewind import SessionCheckpoints
     from ink.store import SessionHandle, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class App:
     mcp_start: asyncio.Future[None] | None = None  # their start, running or done
     background: set[asyncio.Future[None]] = field(default_factory=set)  # held: the loop keeps weak refs
     mcp_catalogue: McpCatalogue | None = None  # every MCP tool, and which are offered (many: on demand)
+    checkpoints: SessionCheckpoints | None = None  # of the workspace, for rewind (docs/rewind.md)
 
     def __post_init__(self) -> None:
         self.controller.subscribe(self.usage.on_event)
@@ -101,6 +103,8 @@ class App:
         if self.sessions is None:  # --no-session: a fresh history, still nothing written
             self.controller.new_session(History())
             self.usage.new_session()
+            if self.checkpoints is not None:
+                self.checkpoints.open(None)
             return
         settings = self.settings
         self._swap_session(self.sessions.create(settings.cwd, settings.model, settings.provider))
@@ -135,6 +139,8 @@ class App:
         self._unsubscribe_session = self.controller.subscribe(handle.on_event)
         self.controller.new_session(handle.history)
         self.usage.new_session()
+        if self.checkpoints is not None:
+            self.checkpoints.open(handle.id)
 
     def compact(self, instructions: str = "") -> bool:
         """``/compact``: summarise the older history now, as a command occupying the controller.
@@ -152,6 +158,8 @@ class App:
         """Abort any run, wait until it settled, end every process ink started, close the provider and
         the session file. Bounded: the grace period of a stuck tool plus the kill delay. Idempotent."""
         await self.controller.shutdown()
+        if self.checkpoints is not None:
+            await self.checkpoints.aclose()  # the last run's end snapshot
         if self.session is not None:
             self.session.close()
         if self.mcp is not None:
@@ -184,6 +192,7 @@ def build_app(
     before_tool: BeforeToolHook | None = None,
     force_exit: Callable[[int], None] | None = None,
     can_ask: bool = True,
+    checkpoints: bool = True,
 ) -> App:
     """Build provider, tools, loop set-up, session and controller. Call it with the event loop running
     (the controller creates asyncio primitives). Raises ``SessionError`` (a clear one-line message) when
@@ -191,7 +200,8 @@ def build_app(
 
     Permissions: unless ``before_tool`` replaces it, the hook is built from the settings (mode, rules,
     remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
-    ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused."""
+    ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
+    ``checkpoints``: snapshot the workspace before each input, for rewind (``install_checkpoints``)."""
     sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
     provider = build_provider(settings)
@@ -235,9 +245,26 @@ def build_app(
     late.append(app)
     if settings.hooks:
         install_hooks(app, can_ask=can_ask)
+    if checkpoints:
+        install_checkpoints(app)
     if mcp is not None:
         start_mcp(app, mcp)
     return app
+
+
+def install_checkpoints(app: App) -> None:
+    """Workspace checkpoints for rewind (docs/rewind.md): taken as each input enters the history, kept
+    with the open session (re-opened when it changes), waited for by every tool call (the gate goes
+    first in the ``before_tool`` chain), and asked for the files an aborted run changed (its receipt)."""
+    from ink.rewind import SessionCheckpoints
+
+    controller, settings = app.controller, app.settings
+    part = SessionCheckpoints(controller, settings.ink_home, settings.cwd)
+    part.open(app.session_id)
+    app.checkpoints = part
+    controller.subscribe(part.on_event)
+    controller.setup = replace(controller.setup, before_tool=part.gate(controller.setup.before_tool))
+    controller.changed_files = part.changed_files
 
 
 def build_task_tool(settings: Settings, late: list[App]) -> tuple[SubAgents, Tool]:

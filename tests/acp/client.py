@@ -54,11 +54,14 @@ class AcpClient(JsonLinesClient):
         )[1]
 
     def updates(self, session_id: str | None = None) -> list[Message]:
+        """The session's updates but the list of commands it offers (sent once it opens: wait_update)."""
         with self._cond:
             return [
                 m["params"]["update"]
                 for m in self.lines
-                if m.get("method") == "session/update" and session_id in (None, m["params"]["sessionId"])
+                if m.get("method") == "session/update"
+                and session_id in (None, m["params"]["sessionId"])
+                and m["params"]["update"].get("sessionUpdate") != "available_commands_update"
             ]
 
     def responses(self, request_id: Any) -> list[Message]:

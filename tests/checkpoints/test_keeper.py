@@ -56,8 +56,12 @@ async def test_each_input_gets_a_checkpoint_and_a_rewind_restores_the_tree(
         assert set(report.removed) == {"new.txt", "second.txt"}
 
         resumed = keeper(tmp_path, work)  # a later process, the same session
-        assert [c.input_id for c in resumed.all()] == [first.input_id, second.input_id]
+        *inputs, undo = resumed.all()
+        assert [c.input_id for c in inputs] == [first.input_id, second.input_id]
         assert resumed.get(first.input_id) == checkpoints.get(first.input_id)
+        assert undo.kind == "rewind" and set(undo.files) == {"gone.txt", "keep.txt", "new.txt", "second.txt"}
+        (work / "keep.txt").write_text("changed after the restart\n")
+        assert await resumed.changed_outside() == ["keep.txt"]  # the restore's end was recorded
     finally:
         await checkpoints.aclose()
         await harness.aclose()

@@ -97,8 +97,13 @@ async def test_a_file_changed_by_the_user_is_named_and_kept_unless_forced_and_th
     result = await setup.rewinder.rewind(first, files=True, conversation=False, force=True)
     assert not (setup.work / "c.txt").exists()
     assert result.undo is not None
-    await setup.checkpoints.repo.restore(result.undo, "undo-the-rewind")
+    undo = setup.checkpoints.get(result.undo)
+    assert undo is not None and undo.kind == "rewind" and "c.txt" in undo.files
+    with pytest.raises(RewindError, match="files only"):
+        await setup.rewinder.rewind(result.undo, files=True, conversation=True)
+    await setup.rewinder.rewind(result.undo, files=True, conversation=False)  # undo the rewind
     assert (setup.work / "c.txt").read_text() == "the user's own words\n"
+    assert (setup.work / "b.txt").exists()
 
 
 async def test_a_rewind_during_a_run_aborts_it_cleanly_first(
@@ -130,3 +135,21 @@ async def test_bad_requests_change_nothing(setup: Setup, fake_server: FakeModelS
     with pytest.raises(RewindError):
         await setup.rewinder.rewind("x", files=False, conversation=False)
     assert setup.harness.user_texts() == ["first", "second"]
+
+
+async def test_the_receipt_of_an_aborted_run_names_the_files_it_changed(
+    setup: Setup, fake_server: FakeModelServer
+) -> None:
+    """Issue 14: the user knows what a rewind would restore (R34's receipt, plus the files)."""
+    setup.harness.controller.changed_files = setup.checkpoints.close_run
+    marker = setup.work.parent / "started"
+    fake_server.script(
+        call("bash", {"command": f"echo x > made.txt; rm a.txt; touch {marker}; sleep 60"}), say("unused")
+    )
+    setup.harness.controller.submit("slow work")
+    await wait_until(marker.exists, timeout=30, what="the command to start")
+    setup.harness.controller.abort("user")
+    await setup.harness.settled()
+    receipt = setup.harness.run_ends()[-1].receipt
+    assert receipt is not None and receipt.changed_files == ("a.txt", "made.txt")
+    assert await setup.checkpoints.changed_outside() == []  # the run's end snapshot was taken once

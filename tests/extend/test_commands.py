@@ -125,7 +125,7 @@ def test_acp_advertises_the_commands_and_runs_them(
     update = ink.wait_update("available_commands_update")
     commands = update["availableCommands"]
     review = {"name": "review", "description": "Review a file for bugs", "input": {"hint": "FILE"}}
-    assert commands == [review]
+    assert commands[0] == review and [c["name"] for c in commands] == ["review", "rewind"]  # ink's own last
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("/review a.py"))
     assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
     assert fake_server.user_texts() == [["Review a.py for bugs. Start with a.py."]]

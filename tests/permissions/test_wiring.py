@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ink.config import Flags, Settings, load_settings
 from ink.permissions import PermissionHook, RedactingProvider
+from ink.rewind import CheckpointGate
 from ink.wiring import build_app, build_loop_setup
 
 
@@ -22,7 +23,9 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
     try:
         hook = app.before_tool
         assert isinstance(hook, PermissionHook)
-        assert app.controller.setup.before_tool is app.command_limit  # which asks the hook last
+        gate = app.controller.setup.before_tool
+        assert isinstance(gate, CheckpointGate)  # the workspace checkpoint first (docs/rewind.md)
+        assert gate.inner is app.command_limit  # which asks the hook last
         assert hook.asker is app.controller.permissions and hook.policy.mode == "accept-edits"
         assert app.controller.permissions.timeout_seconds == 12
         assert isinstance(app.controller.setup.provider, RedactingProvider)

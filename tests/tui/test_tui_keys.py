@@ -151,6 +151,8 @@ def test_esc_aborts_a_running_tool(fake_server: FakeModelServer, start_ink: Star
     ink = start_ink()
     ink.type_line("run it")
     ink.wait_text("sleep 60 · running ")
+    # the command's own output: it runs (a call first waits for the workspace checkpoint, docs/rewind.md)
+    ink.wait_text("│ started")
     ink.send(ESC)
     ink.wait_text("⏹ interrupted")
     ink.wait_text("○ idle")

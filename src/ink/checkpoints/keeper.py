@@ -10,6 +10,10 @@ so no tool can change a file before the checkpoint that must hold it was taken.
 The records go to ``$INK_HOME/checkpoints/sessions/<session id>.jsonl`` (one JSON object per line,
 appended), so a resumed session can still rewind. A failed snapshot (git missing, a full disk) is logged
 and leaves that input without a checkpoint; it never fails a run.
+
+A restore is itself recorded as a checkpoint (``kind`` "rewind": the workspace just before it), so a
+rewind can be undone by rewinding the files to that one. The snapshot at a run's end is recorded too
+(an ``end`` line): what differs from it later was changed outside ink, also after a restart.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo
 
@@ -31,14 +35,21 @@ log = logging.getLogger(__name__)
 CLOSE_SECONDS = 30.0
 
 
+CheckpointKind = Literal["input", "rewind"]
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
+    """``input``: the workspace just before an input was taken. ``rewind``: just before a restore (its
+    ``input_id`` is made up, ``rewind-...``; ``files`` are the ones the restore changed)."""
+
     input_id: str
     text: str
     run_id: str | None
     time: float
     commit: str
     files: tuple[str, ...] = ()  # changed by the work of this input (until the next checkpoint or run end)
+    kind: CheckpointKind = "input"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +59,7 @@ class Checkpoint:
             "time": self.time,
             "commit": self.commit,
             "files": list(self.files),
+            "kind": self.kind,
         }
 
 
@@ -57,6 +69,7 @@ class CheckpointLog:
 
     path: Path
     records: dict[str, Checkpoint] = field(default_factory=dict)
+    end: str | None = None  # the workspace when the last run ended; None when a later input has no end
 
     @classmethod
     def open(cls, ink_home: Path, session_id: str) -> CheckpointLog:
@@ -73,22 +86,36 @@ class CheckpointLog:
         for raw in lines:
             try:
                 data = json.loads(raw)
-                records[data["inputId"]] = Checkpoint(
+                if "end" in data:
+                    self.end = str(data["end"])
+                    continue
+                checkpoint = Checkpoint(
                     data["inputId"],
                     data["text"],
                     data.get("runId"),
                     float(data["time"]),
                     data["commit"],
                     tuple(data.get("files", ())),
+                    "rewind" if data.get("kind") == "rewind" else "input",
                 )
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a line torn by a kill: that checkpoint is lost, the others are not
+            if checkpoint.input_id not in records and checkpoint.kind == "input":
+                self.end = None  # a run began after the last end (and was killed before its own)
+            records[checkpoint.input_id] = checkpoint
         return records
 
     def put(self, checkpoint: Checkpoint) -> None:
         self.records[checkpoint.input_id] = checkpoint
+        self._append(checkpoint.to_json())
+
+    def put_end(self, commit: str) -> None:
+        self.end = commit
+        self._append({"end": commit, "time": time.time()})
+
+    def _append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        line = json.dumps(checkpoint.to_json(), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+        line = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line)
@@ -100,8 +127,10 @@ class Checkpoints:
     def __init__(self, repo: ShadowRepo, record: CheckpointLog) -> None:
         self.repo, self.record = repo, record
         self._run_id: str | None = None
+        self._run_start: str | None = None  # the first checkpoint of the current run
+        self._closed: set[str] = set()  # runs whose end snapshot was taken early (for an abort's receipt)
         self._last: Checkpoint | None = None  # the newest checkpoint, whose files are not known yet
-        self._end_commit: str | None = None  # the workspace at the end of the last run
+        self._end_commit: str | None = record.end  # the workspace at the end of the last run
         self._chain: asyncio.Task[None] | None = None
 
     def all(self) -> list[Checkpoint]:
@@ -113,12 +142,18 @@ class Checkpoints:
     def on_event(self, event: object) -> None:
         """A run controller listener (never blocks: the snapshots are queued)."""
         kind = getattr(event, "type", None)
+        if getattr(event, "source", None) is not None:
+            return  # a sub-agent's events: its work is inside the parent's run
         if kind == "run_start":
             self._run_id = getattr(event, "run_id", None)
-        elif kind == "input_taken" and getattr(event, "source", None) is None:
+            self._run_start = None
+        elif kind == "input_taken":
             for taken in getattr(event, "inputs", ()):
-                self._then(functools.partial(self._take, taken.input_id, taken.text, self._run_id))
-        elif kind == "run_end" and getattr(event, "source", None) is None:
+                # listed at once (its commit comes with the snapshot: whoever restores waits for it)
+                pending = Checkpoint(taken.input_id, taken.text, self._run_id, time.time(), "")
+                self.record.records[taken.input_id] = pending
+                self._then(functools.partial(self._take, pending))
+        elif kind == "run_end" and getattr(event, "run_id", None) not in self._closed:
             self._then(self._close)
 
     async def settled(self) -> None:
@@ -135,8 +170,29 @@ class Checkpoints:
 
         return before_tool
 
+    async def close_run(self, run_id: str) -> list[str] | None:
+        """The end snapshot of an aborted run now, before its ``run_end``, and the files the run changed
+        since its first checkpoint, for its receipt. None when the run has no checkpoint or the snapshot
+        failed. (A run that ends otherwise gets its end snapshot just after its ``run_end``: the answer
+        is not held back for it.)"""
+        self._closed.add(run_id)
+        done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
+
+        async def close() -> None:
+            start = self._run_start if self._run_id == run_id else None
+            try:
+                end = await self._close()
+                done.set_result(await self.repo.changed(start, end) if start is not None else None)
+            finally:
+                if not done.done():
+                    done.set_result(None)
+
+        self._then(close)
+        return await asyncio.shield(done)
+
     async def changed_outside(self) -> list[str]:
-        """Files changed since the end of the last run, that is by someone other than ink."""
+        """Files changed since the end of the last run (or the last restore), that is by someone other
+        than ink; none known when there was no such end (a new session, a run cut by a kill)."""
         await self.settled()
         if self._end_commit is None:
             return []
@@ -145,11 +201,26 @@ class Checkpoints:
 
     async def restore(self, input_id: str) -> RestoreReport:
         """The workspace as it was when ``input_id`` was taken. Raises ``KeyError`` for an input without a
-        checkpoint, ``ShadowError`` when git fails."""
+        checkpoint, ``ShadowError`` when git fails. The workspace as it was just before is recorded as a
+        ``rewind`` checkpoint: rewinding the files to it undoes this restore."""
         await self.settled()
         checkpoint = self.record.records[input_id]
-        report = await self.repo.restore(checkpoint.commit, f"undo/{input_id}-{time.monotonic_ns()}")
-        self._end_commit = None  # the next "changed outside" compares with the next run's end
+        if not checkpoint.commit:
+            raise KeyError(input_id)
+        stamp = time.time_ns()
+        report = await self.repo.restore(checkpoint.commit, f"undo/{input_id}-{stamp}")
+        undo = Checkpoint(
+            f"rewind-{stamp}",
+            f"before the rewind to: {checkpoint.text}",
+            None,
+            time.time(),
+            report.undo,
+            tuple(sorted({*report.written, *report.removed})),
+            "rewind",
+        )
+        self.record.put(undo)
+        self.record.put_end(report.after)
+        self._end_commit = report.after  # what changes from now on, until a run, is the user's
         return report
 
     async def aclose(self) -> None:
@@ -161,7 +232,7 @@ class Checkpoints:
 
     # -- mechanism ----------------------------------------------------------------------------------
 
-    def _then(self, step: Callable[[], Awaitable[None]]) -> None:
+    def _then(self, step: Callable[[], Awaitable[object]]) -> None:
         previous = self._chain
 
         async def chained() -> None:
@@ -174,17 +245,25 @@ class Checkpoints:
 
         self._chain = asyncio.ensure_future(chained())
 
-    async def _take(self, input_id: str, text: str, run_id: str | None) -> None:
-        snapshot = await self.repo.snapshot(f"input/{input_id}")
+    async def _take(self, pending: Checkpoint) -> None:
+        try:
+            snapshot = await self.repo.snapshot(f"input/{pending.input_id}")
+        except BaseException:
+            self.record.records.pop(pending.input_id, None)  # no checkpoint for it after all
+            raise
         await self._finish_last(snapshot.commit)
-        checkpoint = Checkpoint(input_id, text, run_id, time.time(), snapshot.commit)
+        checkpoint = replace(pending, commit=snapshot.commit)
         self.record.put(checkpoint)
         self._last = checkpoint
+        if self._run_start is None and pending.run_id == self._run_id:
+            self._run_start = snapshot.commit
 
-    async def _close(self) -> None:
+    async def _close(self) -> str:
         snapshot = await self.repo.snapshot(f"end/{time.monotonic_ns()}")
         await self._finish_last(snapshot.commit)
+        self.record.put_end(snapshot.commit)
         self._end_commit = snapshot.commit
+        return snapshot.commit
 
     async def _finish_last(self, commit: str) -> None:
         last, self._last = self._last, None

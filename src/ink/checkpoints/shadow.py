@@ -55,6 +55,7 @@ class RestoreReport:
     removed: tuple[str, ...] = ()  # created since the checkpoint, so removed
     undo: str = ""  # the commit of the workspace as it was just before the restore
     skipped: tuple[str, ...] = field(default=())
+    after: str = ""  # the commit of the workspace as the restore left it
 
 
 def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str) -> ShadowRepo:
@@ -97,8 +98,8 @@ class ShadowRepo:
         finally:
             scratch.unlink(missing_ok=True)
         await asyncio.to_thread(self._remove, created)
-        await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
-        return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped)
+        done = await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
+        return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped, done.commit)
 
     # -- mechanism ----------------------------------------------------------------------------------
 

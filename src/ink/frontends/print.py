@@ -77,7 +77,8 @@ async def run_print(
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    app = build_app(settings, session=session, can_ask=False)  # nobody answers permission questions
+    # nobody answers permission questions; nothing here can rewind (and batch runs many: no checkpoints)
+    app = build_app(settings, session=session, can_ask=False, checkpoints=False)
     printer = _Printer(
         out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
     )

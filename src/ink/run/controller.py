@@ -58,6 +58,9 @@ class BangOutput:
 BangRunner = Callable[[str, AbortSignal], Awaitable[BangOutput]]
 
 
+ChangedFiles = Callable[[str], Awaitable[Sequence[str] | None]]  # run id -> the files the run changed
+
+
 class Reaper(Protocol):
     """Terminates every process a run started that is still alive, and names the survivors (R35)."""
 
@@ -98,6 +101,7 @@ class RunController:
         self._reaper = reaper
         self._force_exit = force_exit
         self._ledger = InputLedger()
+        self._ledger.skip_past(_input_ids(self.history))
         self._listeners: list[RunEventListener] = []
         self._state: State = "idle"
         self._signal: AbortSignal | None = None  # of the work going on; made before that work is scheduled
@@ -108,6 +112,8 @@ class RunController:
         self._idle.set()
         self._run_ids = itertools.count(1)
         self.permissions = PermissionBroker(self._emit)  # the policy's hook asks through this
+        # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
+        self.changed_files: ChangedFiles | None = None
 
     # -- observing -------------------------------------------------------------------------------
 
@@ -212,6 +218,7 @@ class RunController:
         if self._state != "idle":
             raise QueueError("a new session can only start while idle")
         self.history = history
+        self._ledger.skip_past(_input_ids(history))
 
     # -- driving runs ----------------------------------------------------------------------------
 
@@ -323,6 +330,7 @@ class RunController:
         if stop == "aborted":
             self.history.append(UserMessage(INTERRUPTION_MARKER, kind="interruption"))  # R23
             survivors = await self._reap()
+            changed = await self._changed_files(run_id)  # once the processes are gone: nothing moves
         restored = self._restore()
         if stop == "aborted":
             receipt = AbortReceipt(
@@ -332,6 +340,7 @@ class RunController:
                 tuple(result.tally.abandoned),
                 tuple(survivors),
                 tuple(r.input_id for r in restored),
+                changed,
             )
         self._emit(RunEnd(run_id, stop, restored, result.usage, error=error, receipt=receipt))
         return False
@@ -380,6 +389,16 @@ class RunController:
             log.exception("reaping processes failed")
             return ()
 
+    async def _changed_files(self, run_id: str) -> tuple[str, ...] | None:
+        if self.changed_files is None:
+            return None
+        try:
+            files = await self.changed_files(run_id)
+        except Exception:
+            log.exception("listing the files the run changed failed")
+            return None
+        return tuple(files) if files is not None else None
+
     def _restore(self) -> tuple[QueuedInput, ...]:
         restored = tuple(e.public() for e in self._ledger.restore_all(keep=self._redirect))
         self._queue_changed()
@@ -411,3 +430,7 @@ class RunController:
                 listener(event)
             except Exception:  # a frontend's bug must not break the run
                 log.exception("event listener failed on %s", event.type)
+
+
+def _input_ids(history: History) -> list[str]:
+    return [m.input_id for m in history.messages if isinstance(m, UserMessage) and m.input_id is not None]

@@ -30,7 +30,8 @@ class QueuedInput:
 @dataclass(frozen=True, slots=True)
 class AbortReceipt:
     """What an abort did (R34): calls cancelled before start, interrupted, abandoned after the grace,
-    processes still alive, inputs handed back."""
+    processes still alive, inputs handed back; and the files the run changed (what a rewind restores),
+    when workspace checkpoints are on (None: not known)."""
 
     reason: str
     not_started: tuple[str, ...] = ()
@@ -38,6 +39,7 @@ class AbortReceipt:
     abandoned: tuple[str, ...] = ()
     survivors: tuple[Survivor, ...] = ()
     restored: tuple[str, ...] = ()
+    changed_files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,25 @@ class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
 
 
+@dataclass(frozen=True, slots=True)
+class RewindEnd:
+    """A rewind (issue 14) ended: ``ok``, or ``error`` and nothing changed (``changed_outside``: the
+    files changed outside ink that made it refuse). ``written``/``removed``: files restored and files
+    removed; ``undo``: the checkpoint that undoes them. Undone inputs come back in ``input_restored``."""
+
+    input_id: str
+    ok: bool
+    files: bool
+    conversation: bool
+    error: str | None = None
+    changed_outside: tuple[str, ...] | None = None
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    undo: str | None = None
+    source: Source | None = None
+    type: Literal["rewind_end"] = "rewind_end"
+
+
 ControllerEvent: TypeAlias = (
     RunStart
     | RunEnd
@@ -129,6 +150,7 @@ ControllerEvent: TypeAlias = (
     | BangEnd
     | PermissionRequest
     | PermissionResolved
+    | RewindEnd
 )
 RunEvent: TypeAlias = AgentEvent | ControllerEvent
 RunEventListener = Callable[[RunEvent], None]

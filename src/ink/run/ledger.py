@@ -9,6 +9,7 @@ the user still sees, edits and cancels them, but the loop's takes pass over them
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -55,6 +56,13 @@ class InputLedger:
     def __init__(self) -> None:
         self._entries: dict[str, LedgerEntry] = {}
         self._seq = itertools.count(1)
+
+    def skip_past(self, input_ids: Iterable[str]) -> None:
+        """New ids start after every ``in-N`` given (the inputs of a resumed history, its checkpoints):
+        an id names one input for the session's whole life, also across processes."""
+        numbers = (int(i[3:]) for i in input_ids if i.startswith("in-") and i[3:].isdigit())
+        highest = max(numbers, default=0)
+        self._seq = itertools.count(max(next(self._seq), highest + 1))
 
     def add(self, text: str, mode: InputMode, images: tuple[ToolImage, ...] = ()) -> LedgerEntry:
         seq = next(self._seq)

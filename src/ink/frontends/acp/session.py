@@ -33,6 +33,7 @@ from ink.agent.events import (
 from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
+from ink.frontends.acp.rewind import AcpRewind, is_rewind
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
 from ink.run.events import (
     BangEnd,
@@ -81,8 +82,11 @@ class AcpSession:
         self._bang_ids = itertools.count(1)
         self._bang_call = ""
         self._unsubscribe = self.controller.subscribe(self.on_event)
-        if app.commands.commands:  # after the answer that names the session: call_soon, not now
-            asyncio.get_running_loop().call_soon(self._update, updates.available_commands(app.commands))
+        part = app.checkpoints
+        self._rewind = AcpRewind(part, self._say, self._end_turn) if part is not None else None
+        if app.commands.commands or part is not None:  # after the answer naming the session: call_soon
+            offered = updates.available_commands(app.commands, rewind=part is not None)
+            asyncio.get_running_loop().call_soon(self._update, offered)
 
     # -- from the editor ---------------------------------------------------------------------------
 
@@ -90,6 +94,9 @@ class AcpSession:
         """R8: idle starts a run; running queues ``text`` as a follow-up. Answered later (``turns``)."""
         if self.closing:
             raise RpcError(INTERNAL_ERROR, "the session is closing")
+        if self._rewind is not None and is_rewind(text):  # ink's own command: never sent to the model
+            self._rewind.handle(request_id, text)
+            return
         mode: InputMode = "steer" if self.controller.state == "idle" else "follow_up"
         submitted = self.app.submit(text, mode)  # a custom command's /name is expanded
         self.turns.submitted(submitted.input_id, request_id)
@@ -141,6 +148,11 @@ class AcpSession:
             case InputTaken(mode=mode, inputs=inputs):
                 self._send(self.turns.taken(mode, (i.input_id for i in inputs), self._finished_reason()))
             case RunEnd():
+                changed = event.receipt.changed_files if event.receipt is not None else None
+                if changed:  # issue 14: what a rewind to the run's input would restore
+                    listed = ", ".join(changed[:10]) + (", …" if len(changed) > 10 else "")
+                    note = f"the run changed {len(changed)} file(s): {listed}; /rewind restores them"
+                    self._update(updates.thought_chunk(f"\n[{note}]\n"))
                 restored = (i.input_id for i in event.restored_input)
                 finished = self._finished_reason()
                 self._send(self.turns.run_ended(event.stop_reason, restored, finished, event.error))
@@ -231,6 +243,12 @@ class AcpSession:
     def _tool(self, name: str) -> Tool | None:
         """The tool called ``name`` in the app's current set (MCP tools join while it runs)."""
         return find_tool(self.controller.setup.tools, name)
+
+    def _say(self, text: str) -> None:
+        self._update(updates.message_chunk(text))
+
+    def _end_turn(self, request_id: RequestId) -> None:
+        self.peer.respond(request_id, {"stopReason": "end_turn"})
 
     def _update(self, update: Mapping[str, Any]) -> None:
         self.peer.notify("session/update", {"sessionId": self.id, "update": update})

@@ -42,12 +42,17 @@ PERMISSION_OPTIONS = (
 )
 
 
-def available_commands(book: CommandBook) -> Update:
-    """The custom commands (docs/commands.md), which the editor offers after ``/`` in its prompt box."""
+def available_commands(book: CommandBook, *, rewind: bool = False) -> Update:
+    """The custom commands (docs/commands.md), which the editor offers after ``/`` in its prompt box, and
+    ink's own ``/rewind`` (docs/rewind.md) when checkpoints are on."""
+    from ink.frontends.acp.rewind import COMMAND, NAME
+
     commands = [
         {"name": c.name, "description": c.summary, "input": {"hint": c.argument_hint or "arguments"}}
         for c in book.commands.values()
+        if not (rewind and c.name == NAME)
     ]
+    commands += [COMMAND] if rewind else []
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 

@@ -7,6 +7,7 @@ and what follows (a run, its ``run_end``) arrives as events.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from ink.wiring import App
 
 Data = Mapping[str, Any] | None
-Fields = Mapping[str, str]
+Fields = Mapping[str, Any]  # strings, and booleans for the flags of ``rewind``
 
 
 class CommandFailed(Exception):
@@ -49,6 +50,8 @@ class Handlers:
             "edit_queued": self._edit_queued,
             "cancel_queued": self._cancel_queued,
             "set_queued_mode": self._set_queued_mode,
+            "list_checkpoints": lambda _f: self.checkpoints(),
+            "rewind": self._rewind,
         }
 
     def handle(self, command: Command) -> Data:
@@ -83,6 +86,13 @@ class Handlers:
 
     def queue(self) -> dict[str, Any]:
         return {"queue": [to_json(q) for q in self.controller.queue()]}
+
+    def checkpoints(self) -> dict[str, Any]:
+        """Oldest first; ``files`` of the newest is filled in once its run ended."""
+        part = self.app.checkpoints
+        found = part.checkpoints() if part is not None else []
+        keys = ("inputId", "text", "runId", "time", "files", "kind")
+        return {"checkpoints": [{k: c.to_json()[k] for k in keys} for c in found]}
 
     # -- acting ------------------------------------------------------------------------------------
 
@@ -127,6 +137,24 @@ class Handlers:
             raise CommandFailed(f"{exc}: abort the run first, or wait for its run_end") from exc
         return {"sessionId": self.app.session_id}
 
+    def _rewind(self, fields: Fields) -> Data:
+        """Checked now (``ok:false`` with the reason); done in the background, announced by ``rewind_end``
+        (after the ``run_end`` of a run it aborted)."""
+        from ink.rewind import RewindError
+
+        part = self.app.checkpoints
+        if part is None:
+            raise CommandFailed("workspace checkpoints are off")
+        input_id, files, conversation = fields["inputId"], fields["files"], fields["conversation"]
+        try:
+            task = part.start(
+                input_id, files=files, conversation=conversation, force=fields.get("force", False)
+            )
+        except RewindError as exc:
+            raise CommandFailed(str(exc)) from exc
+        task.add_done_callback(_seen)  # a refusal is told by its rewind_end
+        return {"inputId": input_id, "files": files, "conversation": conversation}
+
     def _edit_queued(self, fields: Fields) -> Data:
         return self._queue_op(lambda: self.controller.edit_queued(fields["inputId"], fields["text"]))
 
@@ -144,6 +172,11 @@ class Handlers:
         except QueueError as exc:
             raise CommandFailed(str(exc)) from exc
         return self.queue()
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _submitted(submitted: Submitted) -> Data:

@@ -28,12 +28,13 @@ DECISIONS = ("allow", "deny", "always")
 @dataclass(frozen=True, slots=True)
 class FieldSpec:
     """One field of a command: a string, optionally one of ``choices``; ``text`` fields must not be
-    blank (a blank user message is refused by the model services)."""
+    blank (a blank user message is refused by the model services). ``flag``: a boolean instead."""
 
     name: str
     choices: tuple[str, ...] = ()
     required: bool = True
     text: bool = False
+    flag: bool = False
 
 
 def _text(name: str = "text") -> FieldSpec:
@@ -60,6 +61,13 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     "edit_queued": (INPUT_ID, _text()),
     "cancel_queued": (INPUT_ID,),
     "set_queued_mode": (INPUT_ID, FieldSpec("mode", INPUT_MODES)),
+    "list_checkpoints": (),
+    "rewind": (
+        INPUT_ID,
+        FieldSpec("files", flag=True),
+        FieldSpec("conversation", flag=True),
+        FieldSpec("force", required=False, flag=True),
+    ),
 }
 ENVELOPE = ("type", "id")
 
@@ -67,7 +75,7 @@ ENVELOPE = ("type", "id")
 @dataclass(frozen=True, slots=True)
 class Command:
     type: str
-    fields: Mapping[str, str]
+    fields: Mapping[str, Any]  # strings, and booleans for ``flag`` fields
     id: JsonId | None = None
     has_id: bool = False
 
@@ -205,6 +213,12 @@ def _check_field(name: str, spec: FieldSpec, data: Mapping[str, Any]) -> str | N
     if spec.name not in data:
         return f'{name} needs the field "{spec.name}"' if spec.required else None
     value = data[spec.name]
+    if spec.flag:
+        return (
+            None
+            if isinstance(value, bool)
+            else f'"{spec.name}" must be true or false, got {_json_kind(value)}'
+        )
     if not isinstance(value, str):
         return f'"{spec.name}" must be a string, got {_json_kind(value)}'
     if spec.choices and value not in spec.choices:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import merge_key_bindings
 
 from ink.agent.events import InputMode
 from ink.agent.tool import find_tool
@@ -39,6 +40,8 @@ from ink.frontends.tui.panels import (
     status_fragments,
 )
 from ink.frontends.tui.question import QuestionGate
+from ink.frontends.tui.rewind import RewindPicker
+from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
@@ -84,6 +87,7 @@ class TuiApp:
         self._aborting = False
         self._exited = False
         self._unsent: list[str] = []  # input handed back after the UI closed: printed at the end
+        self.rewind = RewindPicker(core, self._say, self._dirty.set, clock)
         self.app: Application[int] = Application(
             layout=build_layout(
                 self.buffer,
@@ -93,8 +97,10 @@ class TuiApp:
                 status=self._status,
                 has_question=self.has_question,
                 has_queue=lambda: bool(self._view.queue),
+                picker=lambda: self.rewind.fragments(self._width()),  # type: ignore[arg-type,return-value]
+                has_picker=lambda: self.rewind.is_open,
             ),
-            key_bindings=build_key_bindings(self),
+            key_bindings=merge_key_bindings([build_key_bindings(self), rewind_key_bindings(self.rewind)]),
             style=STYLE,
             full_screen=False,
             erase_when_done=True,
@@ -324,6 +330,14 @@ class TuiApp:
             self._view.print(Block("warning", problem))
         return attached
 
+    def open_rewind(self) -> None:
+        """``/rewind``: the picker, as Esc Esc opens it."""
+        self.rewind.open()
+
+    def _say(self, block: Block) -> None:
+        self._view.print(block)
+        self._dirty.set()
+
     def cycle_mode(self) -> None:
         """Shift+Tab: ask -> accept-edits -> yolo -> ask, from the next tool call on."""
         mode = cycle_permission_mode(self._core)
@@ -350,9 +364,14 @@ class TuiApp:
         self._dirty.set()
 
     def escape(self) -> None:
+        """Esc interrupts the run; Esc Esc on an empty input, once idle, opens the rewind picker (an Esc
+        that interrupted is not the first of the two)."""
         if self.controller.abort("user"):
+            self.rewind.escape_pressed(input_empty=False)
             self._aborting = True
             self._dirty.set()
+            return
+        self.rewind.escape_pressed(input_empty=not self.buffer.text)
 
     def interrupt_key(self) -> None:
         """Ctrl+C: running, interrupt (a second one while it stops exits 130, R21); idle, clear the input,

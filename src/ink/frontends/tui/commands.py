@@ -1,5 +1,6 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``, ``/mcp``. Each prints what it did into the scrollback; none keeps run-control state of its own.
+``/compact``, ``/mcp``, ``/rewind``. Each prints what it did into the scrollback; none keeps run-control
+state of its own.
 
 A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
 """
@@ -32,6 +33,8 @@ class CommandHost(Protocol):
     def view(self) -> EventView: ...
 
     def quit(self, status: int) -> None: ...
+
+    def open_rewind(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,10 @@ def command_names(core: App) -> list[tuple[str, str]]:
     """Every slash command's name and what it does, for completion: built-in ones first."""
     names = [(c.name, c.help) for c in COMMANDS.values()]
     return names + [(c.name, c.summary) for c in core.commands.commands.values() if c.name not in COMMANDS]
+
+
+def _rewind(host: CommandHost, args: str) -> None:
+    host.open_rewind()  # docs/rewind.md
 
 
 def _quit(host: CommandHost, args: str) -> None:
@@ -277,6 +284,7 @@ COMMANDS: dict[str, Command] = {
         Command("folds", "/folds", "list every tool result of the session, kept whole", _folds),
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
         Command("mcp", "/mcp [approve NAME]", "MCP servers, their state and tools", _mcp),
+        Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )

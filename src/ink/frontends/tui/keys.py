@@ -21,6 +21,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Alt+Enter", "queue as a follow-up (taken when the model would stop)"),
     ("Ctrl+J", "new line"),
     ("Esc", "interrupt the run at once: the model stream and tools stop, queued inputs come back here"),
+    ("Esc Esc", "on an empty input: rewind files and/or conversation to before an earlier input"),
     ("Ctrl+C", "running: interrupt; again while it stops: quit at once (exit 130)"),
     ("", "idle: clear the input; twice on an empty input: quit"),
     ("Ctrl+R", "interrupt and redirect: stop the current work and send the input now"),

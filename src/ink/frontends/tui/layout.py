@@ -56,7 +56,11 @@ def build_layout(
     status: Fragments,
     has_question: Callable[[], bool],
     has_queue: Callable[[], bool],
+    picker: Fragments = list,
+    has_picker: Callable[[], bool] = lambda: False,
 ) -> Layout:
+    """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``."""
+
     def prefix(line: int, wrap: int) -> StyleAndTextTuples:
         return [("class:prompt", "› " if line == 0 and wrap == 0 else "  ")]
 
@@ -72,6 +76,7 @@ def build_layout(
             [
                 _panel(live),
                 ConditionalContainer(_panel(question), filter=Condition(has_question)),
+                ConditionalContainer(_panel(picker), filter=Condition(has_picker)),
                 ConditionalContainer(_panel(queue), filter=Condition(has_queue)),
                 Window(height=1, char="─", style="class:rule"),
                 editor,

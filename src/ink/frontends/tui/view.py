@@ -352,6 +352,12 @@ def _abort_blocks(event: RunEnd) -> list[Block]:
             blocks.append(
                 Block("warning", f"process {survivor.pid} ({sanitize(survivor.command)}) is still running")
             )
+        if receipt.changed_files:  # issue 14: what a rewind to the run's input would restore
+            files = receipt.changed_files
+            shown = ", ".join(sanitize(f) for f in files[:5]) + (", …" if len(files) > 5 else "")
+            blocks.append(
+                Block("info", f"the run changed {plural(len(files), 'file')}: {shown} · esc esc rewinds")
+            )
     return blocks
 
 

@@ -1,0 +1,130 @@
+"""Issue 14 in the TUI, in a pseudo-terminal: Esc Esc on an empty input (or ``/rewind``) opens the list of
+inputs, newest first, with the files each run changed; Enter rewinds files and conversation (the input
+comes back into the editor), ``f`` the files only, ``c`` the conversation only; files changed outside ink
+are named and overwritten only after ``y``. The real ``ink`` and bash against the fake model server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakeserver import FakeModelServer, call, say
+from tests.tui.conftest import StartInk
+
+ESC = "\x1b"
+EDITS = "echo edited > notes.txt; rm doomed.txt; echo new > made.txt"
+
+
+def prepared(project: Path) -> Path:
+    (project / "notes.txt").write_text("original\n")
+    (project / "doomed.txt").write_text("doomed\n")
+    return project
+
+
+def test_esc_esc_opens_the_list_and_enter_rewinds_files_and_conversation(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    prepared(project)
+    fake_server.script(call("bash", {"command": EDITS}), say("All changed."), say("Second answer."))
+    ink = start_ink()
+    ink.type_line("change the files")
+    ink.wait_text("All changed.")
+    ink.wait_text("○ idle")
+    ink.type_line("just talk")
+    ink.wait_text("Second answer.")
+    ink.wait_text("○ idle")
+    ink.send(ESC)
+    ink.send(ESC)
+    ink.wait_text("rewind to just before")
+    ink.wait_text("3 files: doomed.txt, made.txt, notes.txt")  # what the first run changed
+    ink.wait_text("no files changed")
+    lines = ink.lines()
+    newest = next(i for i, line in enumerate(lines) if "just talk" in line and "ago" in line)
+    oldest = next(i for i, line in enumerate(lines) if "change the files" in line and "ago" in line)
+    assert newest < oldest and lines[newest].startswith("› ")  # newest first, and chosen
+    ink.send("x")  # swallowed while the list is open: nothing types into the editor behind it
+    ink.send("\x1b[B")  # Down: the older input
+    ink.wait_for(lambda: ink.lines()[oldest].startswith("› "), what="the older input chosen")
+    ink.send("\r")
+    ink.wait_text("⟲ rewound to just before “change the files”")
+    ink.wait_for(lambda: ink.editor_text() == "change the files\n\njust talk", what="both inputs back")
+    assert (project / "notes.txt").read_text() == "original\n"
+    assert (project / "doomed.txt").read_text() == "doomed\n" and not (project / "made.txt").exists()
+    shown = "\n".join(ink.scrollback())
+    assert "2 files restored, 1 removed" in shown
+
+
+def test_slash_rewind_files_only_keeps_the_conversation_and_can_be_undone(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    prepared(project)
+    fake_server.script(call("bash", {"command": EDITS}), say("All changed."), say("Still here."))
+    ink = start_ink()
+    ink.type_line("change the files")
+    ink.wait_text("All changed.")
+    ink.wait_text("○ idle")
+    ink.type_line("/rewind")
+    ink.wait_text("rewind to just before")
+    ink.send("f")
+    ink.wait_text("files restored")
+    assert not (project / "made.txt").exists() and ink.editor_text() == ""
+    ink.type_line("/rewind")  # the rewind itself is the newest entry: choosing it undoes the rewind
+    ink.wait_text("before the rewind to: change the files")
+    ink.send("\r")
+    ink.wait_for(lambda: (project / "made.txt").exists(), what="the rewind undone")
+    assert (project / "notes.txt").read_text() == "edited\n"
+    ink.type_line("and now?")
+    ink.wait_text("Still here.")
+    assert fake_server.user_texts()[-1] == ["change the files", "and now?"]  # the conversation was kept
+
+
+def test_files_changed_outside_ink_are_named_and_overwritten_only_after_y(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    prepared(project)
+    fake_server.script(call("bash", {"command": EDITS}), say("All changed."))
+    ink = start_ink()
+    ink.type_line("change the files")
+    ink.wait_text("All changed.")
+    ink.wait_text("○ idle")
+    ink.type_line("/rewind")  # the list opens once the run's end snapshot is taken
+    ink.wait_text("3 files: doomed.txt, made.txt, notes.txt")
+    ink.send(ESC)
+    ink.wait_for(lambda: "rewind to just before" not in ink.text(), what="the list closed")
+    (project / "made.txt").write_text("my own words\n")
+    ink.send(ESC)
+    ink.send(ESC)
+    ink.wait_text("rewind to just before")
+    ink.send("f")
+    ink.wait_text("1 file changed outside ink would be overwritten")
+    ink.wait_text("made.txt")
+    ink.send("n")
+    ink.wait_text("rewind cancelled: nothing was changed")
+    assert (project / "made.txt").read_text() == "my own words\n"
+    ink.send(ESC)
+    ink.send(ESC)
+    ink.wait_text("rewind to just before")
+    ink.send("f")
+    ink.wait_text("changed outside ink would be overwritten")
+    ink.send("y")
+    ink.wait_for(lambda: not (project / "made.txt").exists(), what="the overwrite")
+    ink.wait_text("files restored")
+
+
+def test_an_interrupted_run_names_the_files_it_changed_and_esc_esc_rewinds_them(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    started = project.parent / "started"
+    fake_server.script(call("bash", {"command": f"echo x > made.txt; echo up > {started}; sleep 60"}))
+    ink = start_ink()
+    ink.type_line("slow work")
+    ink.wait_for(started.exists, what="the command to start")
+    ink.send(ESC)
+    ink.wait_text("the run changed 1 file: made.txt · esc esc rewinds")
+    ink.wait_text("○ idle")
+    ink.send(ESC)
+    ink.send(ESC)
+    ink.wait_text("rewind to just before")
+    ink.send("\r")
+    ink.wait_text("⟲ rewound to just before “slow work”")
+    assert not (project / "made.txt").exists()
+    ink.wait_for(lambda: ink.editor_text() == "slow work", what="the input back in the editor")
