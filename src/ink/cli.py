@@ -158,12 +158,8 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
     problem = probe.problem() if probe is not None else None
     if problem is not None:
         return _fail(redactor(problem), 2)  # a base URL may carry a password
-    if probe is not None and not settings.provider_info.key_required and settings.provider != "local":
-        from ink.local.props import tools_warning
-
-        warning = tools_warning(settings.base_url)  # llama.cpp says when its template drops the tools
-        if warning is not None:
-            print(f"ink: warning: {warning}", file=sys.stderr)
+    if probe is not None and not settings.provider_info.key_required:
+        settings = _ask_local_server(settings)
     from ink.store import SessionError
     from ink.tools import orphans
 
@@ -173,6 +169,29 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
     except SessionError as exc:  # --continue / --resume named nothing usable: bad input
         return _fail(str(exc), 2)
     return int(status)
+
+
+def _ask_local_server(settings: Settings) -> Settings:
+    """A local server (a keyless preset) says what ink should know before the first request: whether its
+    chat template drops the tools (a warning; ink's own server has already handled that), its context
+    window (compaction works within it), and, for a preset whose model is a placeholder, the model it
+    serves. A server that answers none of it (not llama.cpp) leaves the settings as they are."""
+    from dataclasses import replace
+
+    from ink.config.catalogue import PLACEHOLDER_MODEL
+    from ink.local.props import context_window, read_props, served_model, tools_warning
+
+    props = read_props(settings.base_url)
+    if props is None:
+        return settings
+    if settings.provider != "local":
+        warning = tools_warning(settings.base_url, props)
+        if warning is not None:
+            print(f"ink: warning: {warning}", file=sys.stderr)
+    settings = replace(settings, context_window=context_window(props))
+    if settings.model == PLACEHOLDER_MODEL and settings.origins.get("model", "default") == "default":
+        settings = replace(settings, model=served_model(settings.base_url) or settings.model)
+    return settings
 
 
 def _settings(ns: argparse.Namespace) -> Settings:

@@ -496,7 +496,10 @@ def build_compactor(
     )
     overhead = (len(setup.system_prompt) + len(specs)) // 4
     provider = redacting(provider, settings.secrets)
-    return Compactor(provider, settings.model, lookup(settings.model), overhead_tokens=overhead, usage=usage)
+    info = lookup(settings.model)
+    if settings.context_window is not None:  # what the server itself reports (a local llama.cpp)
+        info = replace(info, context_window=settings.context_window)
+    return Compactor(provider, settings.model, info, overhead_tokens=overhead, usage=usage)
 
 
 def build_provider(settings: Settings) -> Provider:

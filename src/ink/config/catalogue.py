@@ -30,6 +30,11 @@ class ProviderInfo(NamedTuple):  # not a dataclass: ~10x cheaper to define on th
     summary: str = ""  # one line for ``ink models`` and the README's provider table
 
 
+# llama-server serves the one model it was started with, whatever name a request gives: the preset's
+# model is this placeholder, and ink asks the server which model it serves (``GET /v1/models``).
+PLACEHOLDER_MODEL = "default"
+
+
 def _local(name: str, port: int, env: str, model: str, summary: str) -> ProviderInfo:
     url = f"http://127.0.0.1:{port}/v1"
     needs = "a local server needs none"
@@ -124,7 +129,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "lmstudio": _local("lmstudio", 1234, "LMSTUDIO", "qwen2.5-coder-7b-instruct", "LM Studio's server"),
     "vllm": _local("vllm", 8000, "VLLM", "Qwen/Qwen2.5-Coder-7B-Instruct", "a vLLM server"),
     "llamacpp": _local(
-        "llamacpp", 8080, "LLAMACPP", "default", "llama.cpp's llama-server (run with --jinja)"
+        "llamacpp", 8080, "LLAMACPP", PLACEHOLDER_MODEL, "llama.cpp's llama-server (run with --jinja)"
     ),
     "local": ProviderInfo(
         name="local",

@@ -119,6 +119,7 @@ class Settings:
     files: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
     model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
+    context_window: int | None = None  # tokens; None: the catalogue's (a local server says its own)
     hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
     mcp_servers: tuple[McpServerSpec, ...] = ()  # the user's, then the project's (see docs/mcp.md)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for ${VAR} in MCP env and headers

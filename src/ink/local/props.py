@@ -1,11 +1,15 @@
-"""What a llama.cpp server says about its chat template (``GET /props``), so a template that silently
-drops the tools is reported instead of leaving the model confused about tools it never saw."""
+"""What a llama.cpp server says about itself: its chat template and context window (``GET /props``), so a
+template that silently drops the tools is reported instead of leaving the model confused about tools it
+never saw, and compaction works within the window the server really has (SmolLM2 serves 8k, not the 128k
+ink assumes for a model it does not know); and the model it serves (``GET /v1/models``), for the preset
+whose model name is only a placeholder."""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
+from pathlib import PurePath
 from typing import Any
 
 
@@ -31,6 +35,33 @@ def supports_tools(props: dict[str, Any]) -> bool | None:
     if isinstance(caps, dict) and "supports_tools" in caps:
         return bool(caps["supports_tools"])
     return None
+
+
+def context_window(props: dict[str, Any]) -> int | None:
+    """The server's context window in tokens (``n_ctx`` of its default generation settings; older servers
+    put it at the top level), or None when it does not say."""
+    settings = props.get("default_generation_settings")
+    for where in (settings if isinstance(settings, dict) else {}, props):
+        value = where.get("n_ctx")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def served_model(base_url: str, timeout: float = 2.0) -> str | None:
+    """The first model ``{base_url}/models`` reports, or None when there is none or it cannot be asked.
+    llama.cpp names a model by its file path: the file's stem is kept (what ``--model-path`` names too)."""
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout) as answer:
+            value = json.loads(answer.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    data = value.get("data") if isinstance(value, dict) else None
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    name = first.get("id")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return PurePath(name).stem if name.endswith(".gguf") else name
 
 
 def tools_warning(base_url: str, props: dict[str, Any] | None = None) -> str | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from ink.local.props import read_props, supports_tools
+from ink.store.paths import make_private_dirs
 from ink.tools.orphans import own_child, own_child_done
 
 READY_TIMEOUT = 600.0  # seconds a model may take to load (a big model from a slow disk)
@@ -74,7 +75,7 @@ class LocalServer:
             command += ["--template", str(self.template)]
         if self.temperature is not None:
             command += ["--temp", str(self.temperature)]
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.log_path.parent)  # beside the models in $INK_HOME: private like the rest
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True

