@@ -77,6 +77,18 @@ def wipe(target: str) -> str:
     return f"wiped {target}"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
+def lookup(url: str) -> str:
+    """Read a page of the outside world (read-only, open world)."""
+    return f"the page at {url}"
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
+def note(text: str) -> str:
+    """Add a note to the server's own list (changes local state, destroys nothing)."""
+    return f"noted {text}"
+
+
 def serve_http(token: str) -> None:
     import uvicorn
     from starlette.responses import PlainTextResponse

@@ -8,8 +8,11 @@ from pathlib import Path
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import ToolCallContext
+from ink.config.keys import PermissionMode
+from ink.config.rules import parse_rule
 from ink.mcp.manager import McpManager
 from ink.mcp.tool import McpTool
+from ink.permissions import PermissionPolicy, RuleSet
 from ink.tools.processes import ProcessRegistry
 from tests.mcp_tools.servers import http_server, http_spec, journal_lines, stdio_spec
 from tests.processes import gone
@@ -35,6 +38,8 @@ async def test_stdio_tools_with_schemas_hints_and_an_image(tmp_path: Path) -> No
             "mcp__t__crash",
             "mcp__t__picture",
             "mcp__t__wipe",
+            "mcp__t__lookup",
+            "mcp__t__note",
         }
         echo = tools["mcp__t__echo"]
         assert echo.spec.parameters["properties"]["text"]["type"] == "string"
@@ -54,6 +59,36 @@ async def test_stdio_tools_with_schemas_hints_and_an_image(tmp_path: Path) -> No
     finally:
         await manager.aclose()
     assert gone(pid)  # R35: no server outlives its manager
+
+
+async def test_annotations_give_each_tool_its_kind_and_the_policy_judges_it_so(tmp_path: Path) -> None:
+    """Issue 17: readOnlyHint, destructiveHint and openWorldHint, as a real SDK server sends them, make
+    the tool's kind; the permission policy judges an MCP tool by that kind like any other tool."""
+    manager = McpManager([stdio_spec("t", tmp_path / "journal")], {}, tmp_path, ProcessRegistry())
+    await manager.start()
+    try:
+        tools = by_name(manager)
+    finally:
+        await manager.aclose()
+    kinds = {name.removeprefix("mcp__t__"): tool.kind for name, tool in tools.items()}
+    assert kinds == {
+        "echo": "read", "picture": "read",  # read-only
+        "lookup": "fetch",  # read-only, open world
+        "note": "edit",  # changes local state, destroys nothing
+        "wipe": "other", "slow": "other", "crash": "other",  # destructive, or not annotated
+    }  # fmt: skip
+    assert "(destructive)" in tools["mcp__t__wipe"].describe({"target": "prod"}).title
+
+    def verdict(name: str, mode: PermissionMode = "ask", allow: tuple[str, ...] = ()) -> str:
+        rules = RuleSet([parse_rule("allow", text, "test") for text in allow])
+        return PermissionPolicy(mode, rules, tmp_path, tools.get).check(name, {}).kind
+
+    assert verdict("mcp__t__echo") == "allow"  # a read runs without a question
+    assert verdict("mcp__t__wipe") == verdict("mcp__t__lookup") == verdict("mcp__t__note") == "ask"
+    assert verdict("mcp__t__lookup", allow=("fetch",)) == "allow"  # the rule word for its kind
+    assert verdict("mcp__t__wipe", allow=("fetch",)) == "ask"
+    assert verdict("mcp__t__note", allow=("edit",)) == "allow"
+    assert verdict("mcp__t__wipe", "yolo") == "allow"
 
 
 async def test_a_server_that_never_answers_initialize_fails_alone(tmp_path: Path) -> None:
@@ -160,7 +195,7 @@ async def test_many_tools_are_offered_on_demand_through_a_search(tmp_path: Path)
         search = ToolSearch(catalogue)
         everything = [*tools, search]
         assert [s.name for s in catalogue.offer(everything)] == ["mcp_tool_search"]
-        assert "t (5 tools)" in search.spec.description
+        assert "t (7 tools)" in search.spec.description
         found = await search.run({"query": "say the text back"}, call_ctx())
         assert "## mcp__t__echo\nSay the text back." in found.output
         assert '"text"' in found.output  # the schema comes with it

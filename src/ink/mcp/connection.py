@@ -239,8 +239,9 @@ def _remote(server: str, tool: mcp_types.Tool) -> RemoteTool:
         description=tool.description or tool.title or "",
         schema=dict(tool.input_schema),
         read_only=bool(hints and hints.read_only_hint),
-        destructive=bool(hints and hints.destructive_hint),
+        destructive=hints.destructive_hint if hints else None,
         title=tool.title or (hints.title if hints else None),
+        open_world=hints.open_world_hint if hints else None,
     )
 
 

@@ -6,21 +6,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ink.agent.tool import ToolKind
+
 ServerState: TypeAlias = Literal["starting", "ready", "failed", "closed", "disabled", "needs_approval"]
 
 
 @dataclass(frozen=True, slots=True)
 class RemoteTool:
-    """One tool a server offers, as it described itself. ``read_only`` and ``destructive`` are the
-    server's annotations (hints: a server the user did not trust is not started at all)."""
+    """One tool a server offers, as it described itself. ``read_only``, ``destructive`` and
+    ``open_world`` are the server's annotations (``readOnlyHint``, ``destructiveHint``,
+    ``openWorldHint``; None when it did not say): hints, taken at their word because a server the user
+    did not configure or approve is not started at all."""
 
     server: str
     name: str
     description: str
     schema: Mapping[str, Any]
     read_only: bool = False
-    destructive: bool = False
+    destructive: bool | None = None
     title: str | None = None
+    open_world: bool | None = None
+
+    @property
+    def kind(self) -> ToolKind:
+        """What the annotations make of the tool (docs/mcp.md): a read-only tool that reaches the outside
+        world fetches, any other read-only tool reads; a tool that changes only local state and destroys
+        nothing edits; anything else (destructive, reaching out, or unannotated) is ``other``."""
+        if self.read_only:
+            return "fetch" if self.open_world else "read"
+        if self.destructive is False and self.open_world is False:
+            return "edit"
+        return "other"
 
 
 @dataclass(frozen=True, slots=True)

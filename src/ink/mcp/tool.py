@@ -48,9 +48,9 @@ class McpTool:
 
     @property
     def kind(self) -> ToolKind:
-        """The server's ``readOnlyHint`` makes it a read (runs without a question, concurrently);
-        everything else is ``other``: the permission policy asks, unless a rule or the mode allows it."""
-        return "read" if self.remote.read_only else "other"
+        """From the server's annotations (``RemoteTool.kind``): the permission policy judges the tool by
+        it, as it judges ink's own tools of that kind (a read runs without a question)."""
+        return self.remote.kind
 
     @property
     def concurrency_safe(self) -> bool:
@@ -59,7 +59,7 @@ class McpTool:
     def describe(self, args: Mapping[str, Any]) -> CallDescription:
         remote = self.remote
         shown = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:3])
-        warning = " (destructive)" if remote.destructive else ""
+        warning = " (destructive)" if remote.destructive and not remote.read_only else ""
         return CallDescription(f"{remote.server}: {remote.title or remote.name}({shown}){warning}")
 
     async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
