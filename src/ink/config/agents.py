@@ -22,7 +22,7 @@ from pathlib import Path
 from ink.config.commands import scoped_dirs
 from ink.config.frontmatter import FrontMatterError, read_markdown
 
-READ_ONLY_TOOLS = frozenset({"read", "grep", "glob", "ls"})
+READ_ONLY_KINDS = frozenset({"read", "search"})  # tool kinds (ink.agent.tool.ToolKind) that change nothing
 EXPLORE_PROMPT = """You are a read-only explorer working for another agent. Find what it asked for in the \
 project with the read, grep, glob and ls tools; you cannot change anything. Answer with the facts found, \
 each with its path:line, briefly. Your answer is all the other agent will see of your work."""
@@ -36,9 +36,10 @@ class AgentType:
     name: str
     description: str
     prompt: str
-    tools: frozenset[str] | None = None  # None: every tool of the parent but task
+    tools: frozenset[str] | None = None  # None: every tool of the parent but the sub-agent one
     model: str | None = None
     scope: str = "built-in"
+    kinds: frozenset[str] | None = None  # only tools of these kinds; None: of any kind
 
 
 BUILT_IN = (
@@ -47,7 +48,7 @@ BUILT_IN = (
         "explore",
         "Read-only search of the project: finds code and facts, changes nothing",
         EXPLORE_PROMPT,
-        READ_ONLY_TOOLS,
+        kinds=READ_ONLY_KINDS,
     ),
 )
 

@@ -19,7 +19,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import CURRENT_SOURCE, AgentEvent, Source
 from ink.agent.history import History, HistoryChange
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
-from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput
+from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput, kind_of
 from ink.ai.messages import AssistantMessage, message_to_json
 from ink.ai.provider import ToolSpec
 from ink.config.agents import AgentType
@@ -128,7 +128,9 @@ class TaskTool:
         tools = [
             t
             for t in parent.tools
-            if t.spec.name != "task" and (kind.tools is None or t.spec.name in kind.tools)
+            if kind_of(t) != "delegate"  # a sub-agent starts none of its own
+            and (kind.tools is None or t.spec.name in kind.tools)
+            and (kind.kinds is None or kind_of(t) in kind.kinds)
         ]
         setup = replace(
             parent,
