@@ -47,25 +47,6 @@ def test_a_permission_question_shows_the_command_and_takes_y_or_n(
     assert not (project / "build").exists()
 
 
-def test_an_edit_question_shows_the_diff_coloured(
-    fake_server: FakeModelServer, start_ink: StartInk, project: Path
-) -> None:
-    (project / "a.py").write_text("x = 1\n")
-    edit = {"path": "a.py", "old_text": "x = 1", "new_text": "x = 2"}
-    fake_server.script(Reply([tool_call("edit", edit, id="c1")]), say("Edited."))
-    ink = start_ink(permission_mode="ask")
-    ink.type_line("bump x")
-    ink.wait_text("allow edit?")
-    ink.wait_text("+x = 2")
-    assert char_at(ink, "-x = 1").fg == "red"
-    assert char_at(ink, "+x = 2").fg == "green"
-    ink.wait_text("esc denies")  # the answer keys are live
-    ink.send("y")
-    ink.wait_text("Edited.")
-    assert (project / "a.py").read_text() == "x = 2\n"
-    assert char_at(ink, "+x = 2").fg == "green"  # the result's diff, printed coloured too
-
-
 def test_ctrl_r_interrupts_and_redirects(fake_server: FakeModelServer, start_ink: StartInk) -> None:
     """R24: the current work stops, and the new instruction runs next with what was done kept."""
     gate = Gate()

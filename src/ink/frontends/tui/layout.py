@@ -32,6 +32,7 @@ STYLE = Style.from_dict(
         "question.command": "bold",
         "diff.add": "ansigreen",
         "diff.del": "ansired",
+        "diff.context": "#6c6c6c",
         "diff.hunk": "ansicyan",
         "diff.file": "bold",
         "status.idle": "#8a8a8a",

@@ -9,12 +9,16 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.style import Style
+from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 
 from ink.frontends.tui.blocks import Block, sanitize
+from ink.frontends.tui.diffs import DiffLine, diff_lines
 
 CODE_THEME = "monokai"
 _PADDING = re.compile(r" +\n")  # rich pads lines to the width with plain spaces: useless bytes
@@ -28,7 +32,11 @@ KIND_STYLES = {
     "interrupted": "bold yellow",
 }
 TONE_STYLES = {"ok": "green", "error": "red", "interrupted": "yellow", "dim": "dim"}
-DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+DIFF_HEADERS = {"file": "bold", "hunk": "cyan", "note": "dim"}
+DIFF_SIGNS = {"add": "green", "del": "red", "context": "dim"}
+# Backgrounds of a changed line, and brighter ones for the words in it that changed (issue 12).
+DIFF_LINE_BG = {"add": "#12351c", "del": "#3d1518"}
+DIFF_WORD_BG = {"add": "#23753a", "del": "#8a2a2f"}
 GROUPS = {"markdown": "reply", "thinking": "reply", "user": "user", "tool": "tool", "output": "tool"}
 GROUPS |= {"diff": "tool", "bang": "tool"}  # the rest are notes
 
@@ -84,13 +92,37 @@ class Painter:
 
 
 def diff_text(diff: str) -> Text:
-    """A unified diff with added lines green, removed red, hunk headers cyan."""
+    """A unified diff: the code highlighted for its language (the theme of code blocks), added lines on
+    green and removed ones on red, the words that changed brighter; signs green and red, hunk headers
+    cyan. rich wraps a line longer than the width."""
+    theme = Syntax.get_theme(CODE_THEME)
     text = Text()
-    for line in diff.split("\n"):
-        style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "dim")
-        text.append("  " + line + "\n", style=style)
+    for line in diff_lines(diff):
+        text.append_text(_diff_line(line, theme))
+        text.append("\n")
     text.rstrip()
     return text
+
+
+def _diff_line(line: DiffLine, theme: SyntaxTheme) -> Text:
+    if line.role in DIFF_HEADERS:
+        return Text("  " + line.parts[0].text, style=DIFF_HEADERS[line.role])
+    background = DIFF_LINE_BG.get(line.role)
+    out = Text("  ")
+    out.append(line.sign, style=DIFF_SIGNS[line.role] + (f" on {background}" if background else ""))
+    for part in line.parts:
+        style = _token_style(theme, part.token)
+        shade = DIFF_WORD_BG.get(line.role) if part.changed else background
+        out.append(part.text, style=style + Style(bgcolor=shade) if shade else style)
+    return out
+
+
+def _token_style(theme: SyntaxTheme, token: Any) -> Style:
+    """The theme's colour and emphasis for a token, without the theme's own background."""
+    if token is None:
+        return Style()
+    found = theme.get_style_for_token(token)
+    return Style(color=found.color, bold=found.bold, italic=found.italic, underline=found.underline)
 
 
 def _user(text: str) -> Text:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from prompt_toolkit.utils import get_cwidth
 
 from ink.agent.tool import CallDescription
 from ink.frontends.tui.blocks import Block, sanitize
+from ink.frontends.tui.diffs import diff_lines
+from ink.frontends.tui.paint import CODE_THEME, DIFF_LINE_BG, DIFF_WORD_BG
 from ink.frontends.tui.toolview import preview
 from ink.frontends.tui.view import ActiveTool, EventView
 from ink.run.events import PermissionRequest, QueuedInput
@@ -25,13 +28,7 @@ QUEUE_ROWS = 6
 OUTPUT_ROWS = 5  # lines of a running tool's output shown under it
 OUTPUT_TAIL_CHARS = 4096
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
-DIFF_CLASSES = (
-    ("+++", "diff.file"),
-    ("---", "diff.file"),
-    ("@@", "diff.hunk"),
-    ("+", "diff.add"),
-    ("-", "diff.del"),
-)
+DIFF_HEADERS = {"file": "class:diff.file", "hunk": "class:diff.hunk", "note": "class:hint"}
 
 
 def wrap_tail(lines: Sequence[str], width: int, max_rows: int) -> list[str]:
@@ -166,8 +163,9 @@ def question_fragments(
         out.append(("class:hint", f"  {sanitize(question.reason)}"))
     out.append(("", "\n"))
     shown = _preview_fragments(preview(described, question.args, max_rows), width)
-    if len(shown) > max_rows:  # long lines wrapped into more rows than there is room for
-        shown = [*shown[: max_rows - 1], ("class:hint", "  …")]
+    rows = sum(text.count("\n") for _style, text in shown) + 1
+    if rows > max_rows:  # long lines wrapped into more rows than there is room for
+        shown = [*_first_rows(shown, max_rows - 1), ("class:hint", "  …")]
     out.extend(shown)
     out.append(("", "\n"))
     key_style = "class:question.key" if keys == "live" else "class:hint"
@@ -183,17 +181,87 @@ def question_fragments(
     return out
 
 
+def _first_rows(fragments: Fragments, rows: int) -> Fragments:
+    """The fragments of the first ``rows`` rows, each ending in its newline."""
+    out: Fragments = []
+    for style, text in fragments:
+        *ended, rest = text.split("\n")
+        for piece in ended:
+            out.append((style, piece + "\n"))
+            rows -= 1
+            if rows <= 0:
+                return out
+        if rest:
+            out.append((style, rest))
+    return out
+
+
 def _preview_fragments(block: Block, width: int) -> Fragments:
+    if block.kind == "diff":
+        return diff_fragments(block.text, width)
     out: Fragments = []
     for line in block.text.split("\n"):
         style = "class:question.command" if block.kind == "bang" else "class:question.text"
-        if block.kind == "diff":
-            style = next((f"class:{c}" for p, c in DIFF_CLASSES if line.startswith(p)), style)
         for row in _wrap(line, max(1, width - 2)):
             out.append((style, f"  {row}\n"))
     if out:
         out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
     return out
+
+
+def diff_fragments(diff: str, width: int) -> Fragments:
+    """A unified diff as the scrollback shows it (``paint.diff_text``): code highlighted, changed lines
+    shaded, changed words brighter; each line wrapped at ``width`` columns."""
+    out: Fragments = []
+    for line in diff_lines(diff):
+        if line.role in DIFF_HEADERS:
+            pieces: Fragments = [(DIFF_HEADERS[line.role], line.parts[0].text)]
+        else:
+            shade = DIFF_LINE_BG.get(line.role)
+            background = f" bg:{shade}" if shade else ""
+            pieces = [(f"class:diff.{line.role}{background}", line.sign)]
+            for part in line.parts:
+                lit = DIFF_WORD_BG[line.role] if part.changed and line.role in DIFF_WORD_BG else shade
+                pieces.append((_token_style(part.token) + (f" bg:{lit}" if lit else ""), part.text))
+        for row in _wrap_fragments(pieces, max(1, width - 2)):
+            out.append(("", "  "))
+            out.extend(row)
+            out.append(("", "\n"))
+    if out:
+        out.pop()
+    return out
+
+
+def _wrap_fragments(pieces: Fragments, width: int) -> list[Fragments]:
+    rows: list[Fragments] = [[]]
+    used = 0
+    for style, text in pieces:
+        for char in text.replace("\t", "    "):
+            w = get_cwidth(char)
+            if used + w > width and used:
+                rows.append([])
+                used = 0
+            row = rows[-1]
+            if row and row[-1][0] == style:
+                row[-1] = (style, row[-1][1] + char)
+            else:
+                row.append((style, char))
+            used += w
+    return rows
+
+
+@lru_cache(maxsize=256)
+def _token_style(token: object) -> str:
+    """A pygments token's colour and emphasis in the code theme, as a prompt_toolkit style."""
+    if token is None:
+        return "class:question.text"
+    from pygments.styles import get_style_by_name
+
+    found = get_style_by_name(CODE_THEME).style_for_token(token)
+    style = f"fg:#{found['color']}" if found["color"] else ""
+    return " ".join(
+        filter(None, [style, "bold" if found["bold"] else "", "italic" if found["italic"] else ""])
+    )
 
 
 @dataclass(frozen=True, slots=True)
