@@ -3,12 +3,13 @@
     .venv/bin/python bench/run.py checkpoints [--files N]
 
 Rows: the first snapshot (every file hashed and stored), a later one of the unchanged tree (the index's
-stat cache: nothing re-read), one after 10 files changed, a restore of those 10 files, and the store's
-size on disk beside the workspace's. Then what a run sees: a real run controller with the checkpoints
-installed as the app installs them (gate, events, end snapshot), against the fake model server (which
-answers at once: the worst case, no model time for the snapshot to hide behind), submit to ``run_end`` of
-a run whose one tool call is ``true`` in bash, beside the same run without checkpoints. Results go to
-bench/results/checkpoints.md and stdout.
+stat cache: nothing re-read), one after 10 files changed, a restore of those 10 files, the store's
+size on disk beside the workspace's, and the first snapshot of another session in the same workspace
+(its index seeded from the earlier session's). Then what a run sees: a real run controller with the
+checkpoints installed as the app installs them (gate, events, end snapshot), against the fake model
+server (which answers at once: the worst case, no model time for the snapshot to hide behind), submit
+to ``run_end`` of a run whose one tool call is ``true`` in bash, beside the same run without
+checkpoints. Results go to bench/results/checkpoints.md and stdout.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import platform
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -80,30 +82,53 @@ async def measure(files: int) -> list[tuple[str, str]]:
             )
         )
         rows.append(("store on disk (objects compressed, not packed)", f"{du(shadow.git_dir) / 1e6:.1f} MB"))
+        started = time.perf_counter()
+        await shadow_repo_for(home, work, "bench-later-session").snapshot("new-session")
+        rows.append(
+            (
+                "first snapshot of a later session in the same workspace",
+                f"{(time.perf_counter() - started) * 1000:.0f} ms",
+            )
+        )
         rows += await run_delay(work, Path(tmp) / "runhome")
     return rows
 
 
 async def run_delay(work: Path, home: Path) -> list[tuple[str, str]]:
-    """Submit to run_end of a one-tool-call run, without checkpoints, then with them: the first run of a
-    new store (the first snapshot exposed whole) and a second one (the stat cache)."""
+    """Submit to run_end of a one-tool-call run: without checkpoints; with them in a new store, submitted
+    at once (the start-up snapshot has no head start) or once it is done (the user typed meanwhile); and
+    the next run."""
     with FakeModelServer() as server:
         controller = controller_for(server, [BashTool(Workspace(work), ProcessRegistry())])
         await timed_run(server, controller)  # warm-up: the connection, the imports of the first run
         plain = await timed_run(server, controller)
-        part = SessionCheckpoints(controller, home, work)
-        part.open("bench")
-        controller.subscribe(part.on_event)
-        controller.setup = replace(controller.setup, before_tool=part.gate(None))
-        controller.changed_files = part.changed_files
-        first = await timed_run(server, controller)
+        part, remove = install(controller, home / "a", work)  # the start-up snapshot begins
+        at_once = await timed_run(server, controller)
+        await part.aclose()
+        remove()
+        part, remove = install(controller, home / "b", work)
+        await part.settled()  # the user typed the first prompt while it was taken
+        typed = await timed_run(server, controller)
         second = await timed_run(server, controller)
         await part.aclose()
     return [
         ("a run (one bash call, instant model) without checkpoints", f"{plain * 1000:.0f} ms"),
-        ("the same run, first checkpoint of a new store", f"{first * 1000:.0f} ms"),
+        ("the same run, new store, sent at once (no head start)", f"{at_once * 1000:.0f} ms"),
+        ("the same run, new store, sent after the start-up snapshot", f"{typed * 1000:.0f} ms"),
         ("the same run, next checkpoint", f"{second * 1000:.0f} ms"),
     ]
+
+
+def install(
+    controller: RunController, home: Path, work: Path
+) -> tuple[SessionCheckpoints, Callable[[], None]]:
+    """As ``ink.wiring.install_checkpoints`` does it; returns the part and its unsubscribe."""
+    part = SessionCheckpoints(controller, home, work)
+    part.open("bench")
+    remove = controller.subscribe(part.on_event)
+    controller.setup = replace(controller.setup, before_tool=part.gate(None))
+    controller.changed_files = part.changed_files
+    return part, remove
 
 
 async def timed_run(server: FakeModelServer, controller: RunController) -> float:
@@ -134,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "A snapshot is `git add --all` into ink's own store (outside the workspace), `write-tree`,",
         "`commit-tree` and a ref; git's index keeps a stat cache per session, so an unchanged tree is not",
-        "read again. A run takes its checkpoint while the model is called; the tool call waits for it only",
-        "when it comes first (here the model answers at once, so the run rows show the whole cost). The",
+        "read again. ink takes a snapshot as a session opens, while the user types; a run takes its",
+        "checkpoint while the model is called, and a tool call waits for it only when it comes first (here",
+        "the model answers at once, so the run rows show the whole cost). The",
         f"machine was shared with other work: load average {load:.1f} on {os.cpu_count()} cores.",
     ]
     report = "\n".join(lines) + "\n"

@@ -158,6 +158,7 @@ class SessionCheckpoints:
             shadow_repo_for(self.ink_home, self.workspace, key), CheckpointLog.open(self.ink_home, key)
         )
         self.controller.ledger.skip_past(c.input_id for c in self.current.all())  # ids stay unique
+        self.current.warm()
         if previous is not None:
             closing = asyncio.ensure_future(previous.aclose())
             self._closing.add(closing)

@@ -89,6 +89,29 @@ async def test_a_restore_can_itself_be_undone(tmp_path: Path) -> None:
     assert manifest(work) == changed
 
 
+async def test_a_later_session_starts_from_an_earlier_ones_index_and_still_sees_every_change(
+    tmp_path: Path,
+) -> None:
+    """Its first snapshot need not read every file again (the stat cache), yet is exact."""
+    work = project(tmp_path / "work")
+    first = await repo(tmp_path, work, "s1").snapshot("one")
+    bash(work, "echo changed > src/app.py; rm doomed.txt; echo new > fresh.txt; chmod -x run.sh")
+    later = repo(tmp_path, work, "s2")
+    assert not later.index.exists()
+    second = await later.snapshot("two")
+    assert later.index.exists()
+    assert await later.changed(first.commit, second.commit) == [
+        "doomed.txt",
+        "fresh.txt",
+        "run.sh",
+        "src/app.py",
+    ]
+    expected = manifest(work)
+    bash(work, "echo again > src/app.py")
+    await later.restore(second.commit, "undo")
+    assert manifest(work) == expected
+
+
 def user_repository(work: Path) -> None:
     """A repository with a commit, a stash, a staged change and an untracked file."""
     ident = "-c user.name=u -c user.email=u@u"

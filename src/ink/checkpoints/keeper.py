@@ -132,6 +132,7 @@ class Checkpoints:
         self._last: Checkpoint | None = None  # the newest checkpoint, whose files are not known yet
         self._end_commit: str | None = record.end  # the workspace at the end of the last run
         self._chain: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     def all(self) -> list[Checkpoint]:
         return sorted(self.record.records.values(), key=lambda c: c.time)
@@ -159,7 +160,7 @@ class Checkpoints:
     async def settled(self) -> None:
         """Wait for the snapshots queued so far."""
         while self._chain is not None and not self._chain.done():
-            await asyncio.shield(self._chain)
+            await asyncio.wait({self._chain})  # never raises, never cancels it
 
     def gate(self, inner: Callable[..., Awaitable[Any]] | None) -> Callable[..., Awaitable[Any]]:
         """A ``before_tool`` hook: the pending checkpoint first, then ``inner`` (the permission check)."""
@@ -223,11 +224,19 @@ class Checkpoints:
         self._end_commit = report.after  # what changes from now on, until a run, is the user's
         return report
 
+    def warm(self) -> None:
+        """A snapshot now, before any input: the store gets the workspace's files and the index its stat
+        cache while the user types, so the first input's checkpoint is as quick as any later one. Not
+        recorded as a checkpoint; cancelled by ``aclose`` if still going (a quick exit is not held up)."""
+        self._then(lambda: self.repo.snapshot(f"open/{time.time_ns()}"))
+        self._warming = self._chain
+
     async def aclose(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         if self._chain is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._chain), CLOSE_SECONDS)
-            except TimeoutError:
+            _done, pending = await asyncio.wait({self._chain}, timeout=CLOSE_SECONDS)
+            if pending:
                 log.warning("a workspace checkpoint did not finish in %s s; it is left out", CLOSE_SECONDS)
 
     # -- mechanism ----------------------------------------------------------------------------------

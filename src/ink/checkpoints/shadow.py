@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,10 @@ _ENV = {
     "GIT_COMMITTER_NAME": "ink",
     "GIT_COMMITTER_EMAIL": "ink@localhost",
 }
-_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false")
+_CONFIG = (
+    *("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"),
+    *("-c", "core.looseCompression=1"),  # zlib's fastest level: the first snapshot about twice as fast
+)
 ALWAYS_EXCLUDED = (".ink/",)
 
 
@@ -131,6 +135,23 @@ class ShadowRepo:
             exclude.write_text("".join(f"{p}\n" for p in ALWAYS_EXCLUDED))
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
+        if not self.index.exists():
+            await asyncio.to_thread(self._seed_index)
+
+    def _seed_index(self) -> None:
+        """A new session starts from the newest index of an earlier one: its stat cache is as good for
+        this session (``git add --all`` corrects whatever changed since), so the first snapshot of a
+        workspace seen before does not read every file again."""
+        earlier = [p for p in self.git_dir.glob("index-*") if not p.name.endswith(".lock")]
+        if not earlier:
+            return
+        newest = max(earlier, key=lambda p: p.stat().st_mtime)
+        scratch = self.index.with_name(f"{self.index.name}.seed-{os.getpid()}")
+        try:
+            shutil.copyfile(newest, scratch)
+            scratch.replace(self.index)  # whole or not at all: a kill in the copy leaves no torn index
+        except OSError:
+            scratch.unlink(missing_ok=True)  # a slower first snapshot, nothing worse
 
     async def _exclude_large_files(self) -> tuple[str, ...]:
         """Leave out files over the size limit: named in this session's exclude file for the snapshot,
