@@ -79,3 +79,36 @@ def test_overwriting_a_file_shows_the_diff_against_its_old_content_before_and_af
     assert "✓ write notes.md" in shown
     result = shown[shown.index("✓ write notes.md") :]
     assert "-two" in result and "+2" in result  # the change it made, after it ran
+
+
+def test_at_40_columns_a_long_changed_line_is_wrapped_inside_the_question(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    """Graceful layout at 40 columns (issue 12): the diff's rows are wrapped by ink, indented, within the
+    width, never cut or left to the terminal's own wrapping."""
+    (project / "msg.py").write_text("greeting = 'hello'\n")
+    new = "greeting = 'hello there, this line is longer than forty columns'"
+    fake_server.script(
+        Reply(
+            [
+                tool_call(
+                    "edit", {"path": "msg.py", "old_text": "greeting = 'hello'", "new_text": new}, id="c1"
+                )
+            ]
+        ),
+        say("Done."),
+    )
+    ink = start_ink(permission_mode="ask")
+    ink.child.setwinsize(30, 40)
+    ink.screen.resize(30, 40)
+    ink.columns = 40
+    ink.type_line("longer")
+    ink.wait_text("allow edit?")
+    ink.wait_text("+greeting = 'hello there, this")
+    lines = ink.lines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("allow edit?"))
+    keys = next(i for i, line in enumerate(lines) if line.lstrip().startswith("y  allow once"))
+    rows = [line for line in lines[top + 1 : keys] if line]
+    assert all(line.startswith("  ") and len(line) <= 40 for line in rows), rows
+    added = next(i for i, line in enumerate(rows) if "+greeting" in line)
+    assert new in "".join(row[2:] for row in rows[added : added + 3])[1:]  # the rest on the rows below
