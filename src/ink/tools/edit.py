@@ -89,15 +89,11 @@ class EditTool(BaseTool):
             content, new_text, _counts, shown = planned
             whole = file_diff(str(named), content.text, new_text, unified_diff(content.text, new_text, shown))
             return CallDescription(f"edit {given}", paths, preview=(whole,))
-        edits = args.get("edits")
-        pairs = edits if isinstance(edits, list) else [args]
-        preview = tuple(
-            FileDiff(str(named), pair["old_text"], pair["new_text"])
-            for pair in pairs
-            if isinstance(pair, Mapping)
-            and isinstance(pair.get("old_text"), str)
-            and isinstance(pair.get("new_text"), str)
-        )
+        try:
+            edits = parse_edits(args)  # the one reading of an edit's arguments, as run reads them
+        except ArgumentError:
+            edits = []  # the call fails validation: nothing to preview
+        preview = tuple(FileDiff(str(named), edit.old_text, edit.new_text) for edit in edits)
         return CallDescription(f"edit {given}", paths, preview=preview)
 
     def _plan_quietly(
