@@ -216,11 +216,36 @@ def _seen_alive(entry: ProcessEntry) -> bool:
 
 def _token_of(proc: psutil.Process) -> str | None:
     """The process's ink token; "" when its environment reads empty (``env -i``, or in mid-``exec``)."""
+    if _PROC_ENVIRON:
+        return _token_in_proc(proc.pid)
     try:
         environ = proc.environ()
     except (psutil.Error, OSError):
         return None
     return environ.get(TOKEN_ENV) if environ else ""
+
+
+_PROC_ENVIRON = os.path.exists(f"/proc/{os.getpid()}/environ")
+_TOKEN_KEY = b"\0" + TOKEN_ENV.encode() + b"="
+
+
+def _token_in_proc(pid: int) -> str | None:
+    """``_token_of`` from ``/proc`` directly: every process of the system is read on each scan, and
+    psutil decodes and splits each whole environment into a dict (about 3x the cost) for one variable.
+    Like that dict, the last definition of the variable wins."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as file:
+            data = file.read()
+    except OSError:
+        return None
+    if not data:
+        return ""
+    at = (b"\0" + data).rfind(_TOKEN_KEY)
+    if at < 0:
+        return None
+    start = at + len(_TOKEN_KEY) - 1
+    end = data.find(b"\0", start)
+    return data[start : end if end >= 0 else len(data)].decode("utf-8", "surrogateescape")
 
 
 def _tokened(everyone: list[psutil.Process], tokens: set[str]) -> list[psutil.Process]:
@@ -256,14 +281,43 @@ def _find_tree(entries: list[ProcessEntry], with_orphans: bool = False) -> list[
     found.update((p.pid, p) for p in _tokened(everyone, tokens))
     groups = {pgid for pgid in map(_pgid, found.values()) if pgid is not None} - {os.getpgrp()}
     found.update((p.pid, p) for p in everyone if _pgid(p) in groups)
-    for proc in list(found.values()):
+    found.update(_descendants(list(found.values()), everyone, own))
+    return list(found.values())
+
+
+def _descendants(
+    roots: list[psutil.Process], everyone: list[psutil.Process], own: set[int]
+) -> dict[int, psutil.Process]:
+    """Every descendant of ``roots``, as ``Process.children(recursive=True)`` finds them (a child older
+    than its root is a recycled pid, not a child), from one parent map of ``everyone``: ``children``
+    reads every process's parent again for each root, a whole-system pass per root on the abort path."""
+    children: dict[int, list[psutil.Process]] = {}
+    for proc in everyone:
         try:
-            found.update(
-                (child.pid, child) for child in proc.children(recursive=True) if child.pid not in own
-            )
+            children.setdefault(proc.ppid(), []).append(proc)
         except psutil.Error:
             pass
-    return list(found.values())
+    found: dict[int, psutil.Process] = {}
+    for root in roots:
+        try:
+            born = root.create_time()
+        except psutil.Error:
+            continue
+        seen, stack = set(), [root.pid]
+        while stack:
+            pid = stack.pop()
+            if pid in seen:  # pids recycled while the map was read can make a cycle
+                continue
+            seen.add(pid)
+            for child in children.get(pid, ()):
+                try:
+                    if born <= child.create_time():
+                        stack.append(child.pid)
+                        if child.pid not in own:
+                            found[child.pid] = child
+                except psutil.Error:
+                    pass
+    return found
 
 
 def _known_members(entries: list[ProcessEntry]) -> list[psutil.Process]:
