@@ -1,13 +1,15 @@
 """The floor ink is measured against: a stdlib-only agent loop (urllib + json), no framework at all.
 
 It sends the same streaming Chat Completions request ink sends, reads the SSE stream, and when the model
-asks for ``read`` it reads the file and sends the result back, until a reply without tool calls; then it
-prints that reply's text. Usage: ``python bench/baseline_loop.py BASE_URL PROMPT`` (BASE_URL ends in /v1).
+asks for ``read`` it reads the file (for ``bash``: runs the command with ``bash -c``, output captured) and
+sends the result back, until a reply without tool calls; then it prints that reply's text.
+Usage: ``python bench/baseline_loop.py BASE_URL PROMPT`` (BASE_URL ends in /v1).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import urllib.request
 from typing import Any
@@ -54,8 +56,28 @@ TOOLS = [
                 "required": ["path"],
             },
         },
-    }
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a shell command.",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        },
+    },
 ]
+
+
+def run_tool(name: str, arguments: dict[str, Any]) -> str:
+    if name == "bash":
+        done = subprocess.run(["bash", "-c", arguments["command"]], capture_output=True, text=True)
+        return done.stdout + done.stderr + f"\n(exit {done.returncode})"
+    with open(arguments["path"], encoding="utf-8") as f:
+        return f.read()
 
 
 def main() -> int:
@@ -81,8 +103,8 @@ def main() -> int:
             }
         )
         for call in calls:
-            with open(json.loads(call["arguments"])["path"], encoding="utf-8") as f:
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f.read()})
+            output = run_tool(call["name"], json.loads(call["arguments"]))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
 
 
 if __name__ == "__main__":

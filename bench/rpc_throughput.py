@@ -27,12 +27,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "rpc.md"
+BASELINE = ROOT / "bench" / "baseline_stream.py"
 TARGET = 0.45
+X_LOOP = 2.0  # issue 16: within 2x the stdlib loop reading the same stream
 
 
 @dataclass(frozen=True)
@@ -65,14 +68,15 @@ def start_server(script: Path, protocol: str) -> tuple[subprocess.Popen[str], st
 
 
 class Ink:
-    """One ``ink --mode rpc`` process; lines are read in big chunks so the client is never the limit."""
+    """One ``ink --mode rpc`` process (or, with ``argv``, the stdlib loop of bench/baseline_stream.py);
+    lines are read in big chunks so the client is never the limit."""
 
-    def __init__(self, url: str, protocol: str, work: Path) -> None:
+    def __init__(self, url: str, protocol: str, work: Path, argv: list[str] | None = None) -> None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "LANG": "C.UTF-8"}
         env["INK_HOME"] = str(work / "inkhome")
-        argv = [sys.executable, "-m", "ink", "--mode", "rpc", "--no-session", "--provider", protocol]
+        ink = [sys.executable, "-m", "ink", "--mode", "rpc", "--no-session", "--provider", protocol]
         self.proc = subprocess.Popen(
-            [*argv, "--base-url", url, "--api-key", "k"], env=env, cwd=work, stdin=subprocess.PIPE,
+            argv or [*ink, "--base-url", url, "--api-key", "k"], env=env, cwd=work, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, bufsize=0,
         )  # fmt: skip
         self.ps = psutil.Process(self.proc.pid)
@@ -143,11 +147,19 @@ def raw_floor(url: str, protocol: str) -> float:
     return time.perf_counter() - started
 
 
-def run(runs: int, chunks: int, protocol: str) -> tuple[list[Sample], list[Sample], list[float]]:
+class Runs(NamedTuple):
+    cold: list[Sample]
+    warm: list[Sample]
+    floors: list[float]
+    loop: list[Sample]  # the stdlib loop's prompt right after each warm ink prompt (openai only)
+
+
+def run(runs: int, chunks: int, protocol: str) -> Runs:
     texts = chunk_texts(chunks)
     expected = "".join(texts)
     cold: list[Sample] = []
     warm: list[Sample] = []
+    loop: list[Sample] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         script = work / "script.json"
@@ -159,17 +171,25 @@ def run(runs: int, chunks: int, protocol: str) -> tuple[list[Sample], list[Sampl
                 ink = Ink(url, protocol, work)
                 ink.send({"type": "get_state", "id": "s"})
                 ink.read_until(b'"get_state"')  # started and serving: start-up is not measured
+                stdlib = None
+                if protocol == "openai":
+                    stdlib = Ink(url, protocol, work, [sys.executable, str(BASELINE), url])
+                    stdlib.read_until(b'"ready"')
                 cold.append(ink.prompt(expected))
                 for _ in range(2):
                     ink.send({"type": "new_session", "id": "n"})
                     ink.read_until(b'"new_session"')
                     warm.append(ink.prompt(expected))
+                    if stdlib is not None:  # side by side: the same stream, right after ink's
+                        loop.append(stdlib.prompt(expected))
                 ink.close()
+                if stdlib is not None:
+                    stdlib.close()
         finally:
             assert server.stdin is not None
             server.stdin.close()
             server.wait(10)
-    return cold, warm, floors
+    return Runs(cold, warm, floors, loop)
 
 
 def row(name: str, samples: list[Sample], target: str) -> str:
@@ -190,7 +210,8 @@ def row(name: str, samples: list[Sample], target: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def report(cold: list[Sample], warm: list[Sample], floors: list[float], args: argparse.Namespace) -> str:
+def report(runs: Runs, args: argparse.Namespace) -> str:
+    cold, warm, floors = runs.cold, runs.warm, runs.floors
     header = ["what", "wall median (s)", "min (s)", "max (s)", "first delta (ms)", "ink CPU (s)", "events",
               "events/s", "target"]  # fmt: skip
     met = "met" if statistics.median(s.wall for s in cold + warm) <= TARGET else "NOT met"
@@ -212,12 +233,37 @@ def report(cold: list[Sample], warm: list[Sample], floors: list[float], args: ar
         row("later prompts (after new_session)", warm, f"<= {TARGET} s"),
         f"| floor: the same stream read raw by a socket, no parsing | {floor:.3f} | "
         f"{min(floors):.3f} | {max(floors):.3f} |  |  |  |  |  |",
+        *(
+            [
+                row(
+                    "stdlib loop (urllib + json, a JSON line per chunk), right after each later prompt",
+                    runs.loop,
+                    "",
+                )
+            ]
+            if runs.loop
+            else []
+        ),
         "",
+        *(loop_verdict(warm, runs.loop) if runs.loop else []),
         f"Target {TARGET} s over all prompts: **{met}**. Events are every line ink wrote for the "
         "prompt besides its response (run_start, input_taken, message_start, a text_delta per chunk, "
         "message_end, run_end). ink CPU is user+system time of the ink process over the prompt.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def loop_verdict(warm: list[Sample], loop: list[Sample]) -> list[str]:
+    """ink's later prompts beside the stdlib loop's prompt run right after each: median per-pair ratios."""
+    wall = statistics.median(a.wall / b.wall for a, b in zip(warm, loop, strict=True))
+    cpu = statistics.median(a.cpu / b.cpu for a, b in zip(warm, loop, strict=True))
+    met = "met" if wall <= X_LOOP else "NOT met"
+    return [
+        f"Side by side with the stdlib loop (bench/baseline_stream.py: urllib, json per chunk, a JSON line "
+        f"per chunk out), each ink prompt followed by the loop's: ink / loop = **{wall:.2f}x** wall, "
+        f"{cpu:.2f}x CPU (median of the per-pair ratios); target <= {X_LOOP:g}x wall: **{met}**.",
+        "",
+    ]
 
 
 NOTES = "\n## What made it faster"
@@ -238,8 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--protocol", choices=("openai", "anthropic"), default="openai")
     args = parser.parse_args(argv)
-    cold, warm, floors = run(args.runs, args.chunks, args.protocol)
-    text = report(cold, warm, floors, args)
+    text = report(run(args.runs, args.chunks, args.protocol), args)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text + kept_notes())
     print(text, end="")

@@ -12,9 +12,10 @@ Measured per run, medians over RUNS (default 30):
 
 - SIGINT -> exit of a real ``ink -p`` process while its reply streams, and of the stdlib baseline loop
   in the same spot (bench/sigint_exit.py).
+- abort -> ``run_end`` through a real ``ink --mode rpc`` process while bash runs (bench/rpc_abort.py).
 
 Targets (issue 3): stream closed <= 2 ms, group dead <= 10 ms, idle <= 10 ms; (issue 11) SIGINT -> exit
-of ``ink -p`` <= 50 ms.
+of ``ink -p`` <= 50 ms; (issue 16) abort -> run_end through RPC during bash <= 10 ms.
 Results: bench/results/run-control.md.
 """
 
@@ -34,7 +35,7 @@ from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.scripted_tools import ScriptedTool
 from tests.waiting import wait_until
 
-from bench import sigint_exit
+from bench import rpc_abort, sigint_exit
 from ink.agent.loop import LoopSetup
 from ink.ai.http import NO_RETRY
 from ink.ai.openai import OpenAIProvider
@@ -49,6 +50,7 @@ TARGETS = {
     "abort -> group dead": 10.0,
     "abort -> idle (streaming)": 10.0,
     "SIGINT -> exit (ink -p)": 50.0,
+    "abort -> run_end, bash running (RPC)": 10.0,
 }
 
 
@@ -154,7 +156,7 @@ async def measure(runs: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {
         k: []
         for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
-        if not k.startswith("SIGINT")
+        if not k.startswith("SIGINT") and not k.endswith("(RPC)")
     }
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
@@ -197,6 +199,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     results = asyncio.run(measure(args.runs))
     results |= sigint_exit.measure(args.runs)
+    results |= rpc_abort.measure(args.runs)
     report = table(results, args.runs)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(report)

@@ -5,11 +5,14 @@ Measures, each as a fresh process (wall time, CPU user+system and peak RSS of th
   - ``ink --version`` (and ``python -c pass``, the interpreter's own floor)
   - ``ink -p`` doing one scripted turn against the fake model server: a text-only reply (one request),
     and a turn with a ``read`` tool call (two requests)
-  - ``bench/baseline_loop.py`` (urllib + json) doing the same requests
+  - ``bench/baseline_loop.py`` (urllib + json) doing the same requests, side by side: each ink run is
+    followed by the loop's run of the same turn, so both see the same load; the "x loop" column is the
+    median of those per-pair ratios of wall time
+  - the scripted turn of issue 16: prompt -> a ``bash`` call ``echo hi`` -> the answer (two requests)
 
 The fake server runs in this process on 127.0.0.1 and replays the same script for every run. Results go
-to ``bench/results/startup.md`` and stdout. Targets (issue 2): --version <= 0.08 s, one turn <= 0.2 s,
-peak RSS <= 60 MB.
+to ``bench/results/startup.md`` and stdout. Targets: --version <= 0.08 s, one turn <= 0.2 s, peak RSS
+<= 60 MB (issue 2); the bash turn <= 2x the stdlib loop (issue 16).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "startup.md"
 LAUNCHER = ROOT / "bench" / "measure_child.py"
 HTTPX_FLOOR = ROOT / "bench" / "httpx_floor.py"
-TARGETS = {"version": 0.08, "turn": 0.2, "rss_mb": 60.0}
+TARGETS = {"version": 0.08, "turn": 0.2, "rss_mb": 60.0, "x_loop": 2.0}
 
 
 @dataclass(frozen=True)
@@ -48,15 +51,22 @@ class Row:
     name: str
     samples: list[Sample]
     target: str = ""
+    loop: list[Sample] | None = None  # the stdlib loop's runs of the same turn, one after each of these
 
     def cells(self) -> list[str]:
         walls = [s.wall for s in self.samples]
+        ratio = ""
+        if self.loop is not None:
+            pairs = list(zip(self.samples, self.loop, strict=True))
+            wall = statistics.median(a.wall / b.wall for a, b in pairs)
+            ratio = f"{wall:.2f} ({statistics.median(a.cpu / b.cpu for a, b in pairs):.2f})"
         return [
             self.name,
             f"{statistics.median(walls):.3f}",
             f"{min(walls):.3f}",
             f"{statistics.median(s.cpu for s in self.samples):.3f}",
             f"{max(s.rss_mb for s in self.samples):.1f}",
+            ratio,
             self.target,
         ]
 
@@ -81,14 +91,26 @@ def repeat(
     return [measure(argv, env, cwd, expect) for _ in range(n)]
 
 
-def tool_turn() -> Callable[[object], Reply]:
-    """Responder for a turn with one tool call: odd requests ask for ``read``, even ones answer."""
+def repeat_side_by_side(
+    n: int, argv: list[str], loop: list[str], env: dict[str, str], cwd: Path, expect: str
+) -> tuple[list[Sample], list[Sample]]:
+    """``argv`` and ``loop`` (the stdlib loop doing the same turn) run alternately, so that both see the
+    same load on a shared machine."""
+    measure(argv, env, cwd, expect)
+    measure(loop, env, cwd, expect)
+    pairs = [(measure(argv, env, cwd, expect), measure(loop, env, cwd, expect)) for _ in range(n)]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def tool_turn(name: str = "read", arguments: dict[str, str] | None = None) -> Callable[[object], Reply]:
+    """Responder for a turn with one tool call: odd requests ask for the tool, even ones answer."""
     count = 0
+    arguments = arguments if arguments is not None else {"path": "notes.txt"}
 
     def respond(_request: object) -> Reply:
         nonlocal count
         count += 1
-        return call("read", {"path": "notes.txt"}) if count % 2 else say("The file ", "says 42.")
+        return call(name, arguments) if count % 2 else say("The file ", "says 42.")
 
     return respond
 
@@ -122,17 +144,30 @@ def run(n: int, protocol: str) -> list[Row]:
         cases: list[tuple[str, list[str], Callable[[object], Reply] | None, str]] = [
             ("python -c pass (interpreter floor)", [py, "-c", "pass"], None, ""),
             ("ink --version", [py, "-m", "ink", "--version"], None, "<= 0.08 s"),
-            ("ink -p, one turn (text reply)", [*ink, "hi"], text_turn, "<= 0.2 s, <= 60 MB"),
-            ("stdlib baseline loop, same turn", [*baseline, "hi"], text_turn, ""),
             ("asyncio + httpx, same request (stack floor)", floor, text_turn, ""),
-            ("ink -p, turn with a read tool call (2 requests)", [*ink, "read"], tool_turn(), ""),
-            ("stdlib baseline loop, same turn", [*baseline, "read"], tool_turn(), ""),
         ]
         rows = []
         for name, argv, responder, target in cases:
             server.responder = responder
             expect = "says 42" if responder is not None else None
             rows.append(Row(name, repeat(n, argv, env, work, expect), target))
+        turns: list[tuple[str, str, Callable[[object], Reply], str]] = [
+            ("one turn (text reply)", "hi", text_turn, "<= 0.2 s, <= 60 MB"),
+            ("turn with a read tool call (2 requests)", "read", tool_turn(), ""),
+            (
+                "turn with bash `echo hi` (2 requests)",
+                "bash",
+                tool_turn("bash", {"command": "echo hi"}),
+                "<= 2x loop",
+            ),
+        ]
+        for name, prompt, responder, target in turns:
+            server.responder = responder
+            ink_runs, loop_runs = repeat_side_by_side(
+                n, [*ink, prompt], [*baseline, prompt], env, work, "says 42"
+            )
+            rows.append(Row(f"ink -p, {name}", ink_runs, target, loop_runs))
+            rows.append(Row("stdlib baseline loop, same turn (run after each ink run)", loop_runs))
         server.responder = text_turn
         with_mcp = env | {"INK_HOME": str(mcp_home(work))}
         name = "ink -p, one turn (text reply), one stdio MCP server (SDK server) started first"
@@ -153,7 +188,15 @@ def mcp_home(work: Path) -> Path:
 
 
 def report(rows: list[Row], n: int, protocol: str) -> str:
-    header = ["what", "wall median (s)", "wall min (s)", "CPU median (s)", "peak RSS max (MB)", "target"]
+    header = [
+        "what",
+        "wall median (s)",
+        "wall min (s)",
+        "CPU median (s)",
+        "peak RSS max (MB)",
+        "x loop",
+        "target",
+    ]
     lines = [
         "# Start-up and one-turn cost",
         "",
@@ -166,7 +209,10 @@ def report(rows: list[Row], n: int, protocol: str) -> str:
         "| " + " | ".join(["---"] * len(header)) + " |",
         *("| " + " | ".join(r.cells()) + " |" for r in rows),
         "",
-        "Wall, CPU (user+system) and peak RSS are those of the measured process alone (`os.wait4`).",
+        "Wall, CPU (user+system) and peak RSS are those of the measured process alone (`os.wait4`). "
+        "x loop: the median over runs of ink's wall time (CPU time) divided by that of the stdlib loop's run "
+        "right after it (bench/baseline_loop.py, the same turn against the same server); on a loaded machine "
+        "the CPU ratio is the steadier one.",
     ]
     return "\n".join(lines) + "\n"
 
