@@ -1,6 +1,9 @@
 """Time to first token and tokens/s through ``ink --provider local``, beside the model server alone.
 
-    .venv/bin/python bench/run.py local [--runs N] [--tokens T]
+    .venv/bin/python bench/run.py local [--runs N] [--tokens T] [--model-path FILE.gguf]
+
+The model: ``--model-path``, else the starter model cached for the real-model tests
+(``$INK_TEST_MODELS``), else the starter model in ``$INK_HOME/models`` (fetched once if missing).
 
 One model server (``ink.local.runtime.start_local``: the starter model, temperature 0) serves both:
 - alone: this process POSTs the exact body ink would send (ink's system prompt, tool schemas and the
@@ -31,7 +34,7 @@ from ink.ai.messages import UserMessage
 from ink.ai.openai_convert import openai_body
 from ink.ai.provider import ModelRequest
 from ink.local.runtime import start_local
-from ink.local.starter import starter_model
+from ink.local.starter import FILE_NAME, starter_model
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools import default_tools
 from ink.tools.processes import ProcessRegistry
@@ -102,6 +105,13 @@ def through_ink(url: str, work: Path, tokens: int, runs: int) -> list[tuple[floa
     return samples[1:]  # the first one warmed the prompt cache
 
 
+def cached_model() -> Path | None:
+    """The starter model as the real-model tests cache it (``INK_TEST_MODELS``), if it is there."""
+    folder = os.environ.get("INK_TEST_MODELS", "")
+    path = Path(folder) / FILE_NAME if folder else None
+    return path if path is not None and path.is_file() else None
+
+
 def row(name: str, samples: list[tuple[float, float, int]]) -> str:
     ttft = statistics.median(s[0] for s in samples)
     rate = statistics.median(s[2] / s[1] for s in samples if s[1] > 0)
@@ -113,11 +123,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench/run.py local")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--model-path", type=Path, help="a GGUF file (default: the starter model)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        home = Path(os.environ.get("INK_HOME", Path.home() / ".ink"))
-        model = starter_model(home / "models", sys.stderr)
+        model = args.model_path or cached_model()
+        if model is None:
+            home = Path(os.environ.get("INK_HOME", Path.home() / ".ink"))
+            model = starter_model(home / "models", sys.stderr)
         server = start_local(model, work, sys.stderr, temperature=0.0)
         try:
             body = ink_body(work, args.tokens)
