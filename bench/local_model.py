@@ -83,7 +83,9 @@ def through_ink(url: str, work: Path, tokens: int, runs: int) -> list[tuple[floa
         "--base-url",
         url,
     ]
-    ink = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    cwd = work / "proj"  # $INK_HOME beside the workspace, not inside it
+    cwd.mkdir(exist_ok=True)
+    ink = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert ink.stdin is not None and ink.stdout is not None
     samples = []
     for n in range(runs + 1):

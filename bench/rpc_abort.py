@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeModelServer, Reply, tool_call
 
-from bench.rpc_throughput import Ink
+from bench.rpc_throughput import Ink, project
 
 COMMAND = "touch started; sleep 100 & sleep 100"
 
@@ -32,7 +32,7 @@ def measure(runs: int) -> dict[str, list[float]]:
         ink = Ink(server.openai_base_url, "openai", work, argv)
         ink.send({"type": "get_state", "id": "s"})
         ink.read_until(b'"get_state"')
-        marker = work / "started"
+        marker = project(work) / "started"
         for n in range(runs + 1):
             marker.unlink(missing_ok=True)
             server.script(Reply([tool_call("bash", {"command": COMMAND})]))  # an abort asks no more

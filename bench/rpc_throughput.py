@@ -67,6 +67,14 @@ def start_server(script: Path, protocol: str) -> tuple[subprocess.Popen[str], st
     return proc, url + "/v1" if protocol == "openai" else url
 
 
+def project(work: Path) -> Path:
+    """The workspace ink runs in: beside ``$INK_HOME`` (``work/inkhome``), not holding it, as ``~/.ink``
+    is beside a project (the workspace is checkpointed with git; a home inside it would be too)."""
+    folder = work / "proj"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 class Ink:
     """One ``ink --mode rpc`` process (or, with ``argv``, the stdlib loop of bench/baseline_stream.py);
     lines are read in big chunks so the client is never the limit."""
@@ -75,10 +83,10 @@ class Ink:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "LANG": "C.UTF-8"}
         env["INK_HOME"] = str(work / "inkhome")
         ink = [sys.executable, "-m", "ink", "--mode", "rpc", "--no-session", "--provider", protocol]
+        argv = argv or [*ink, "--base-url", url, "--api-key", "k"]
         self.proc = subprocess.Popen(
-            argv or [*ink, "--base-url", url, "--api-key", "k"], env=env, cwd=work, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, bufsize=0,
-        )  # fmt: skip
+            argv, env=env, cwd=project(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
         self.ps = psutil.Process(self.proc.pid)
         self.buffer = b""
 

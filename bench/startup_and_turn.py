@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.fakeserver import FakeModelServer, Reply, call, say
 
@@ -102,15 +103,22 @@ def repeat_side_by_side(
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
-def tool_turn(name: str = "read", arguments: dict[str, str] | None = None) -> Callable[[object], Reply]:
-    """Responder for a turn with one tool call: odd requests ask for the tool, even ones answer."""
+def tool_turn(
+    name: str = "read", arguments: dict[str, str] | None = None, check: str = "42"
+) -> Callable[[Any], Reply]:
+    """Responder for a turn with one tool call: odd requests ask for the tool, even ones answer, but only
+    when the tool's result holds ``check`` (a refused or failed call makes the run fail the bench)."""
     count = 0
     arguments = arguments if arguments is not None else {"path": "notes.txt"}
 
-    def respond(_request: object) -> Reply:
+    def respond(request: Any) -> Reply:
         nonlocal count
         count += 1
-        return call(name, arguments) if count % 2 else say("The file ", "says 42.")
+        if count % 2:
+            return call(name, arguments)
+        results = request.tool_results()
+        ran = bool(results) and check in results[-1][1] and "refused" not in results[-1][1]
+        return say("The file ", "says 42.") if ran else say(f"the tool failed: {results}")
 
     return respond
 
@@ -128,12 +136,13 @@ def run(n: int, protocol: str) -> list[Row]:
     py = sys.executable
     without_nagle()
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
-        work = Path(tmp)
+        work = Path(tmp) / "proj"  # the workspace; $INK_HOME beside it, not inside (as ~/.ink is)
+        work.mkdir()
         (work / "notes.txt").write_text("the secret is 42\n")
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(work),
-            "INK_HOME": str(work / "inkhome"),
+            "HOME": str(work.parent),
+            "INK_HOME": str(work.parent / "inkhome"),
             "LANG": "C.UTF-8",
         }
         ink = [py, "-m", "ink", "-p", "--no-session", "--provider", protocol]
@@ -157,14 +166,15 @@ def run(n: int, protocol: str) -> list[Row]:
             (
                 "turn with bash `echo hi` (2 requests)",
                 "bash",
-                tool_turn("bash", {"command": "echo hi"}),
+                tool_turn("bash", {"command": "echo hi"}, check="hi"),
                 "<= 2x loop",
             ),
         ]
+        allow = ["--allow", "bash(echo hi)"]  # print mode cannot ask: the command is allowed by a rule
         for name, prompt, responder, target in turns:
             server.responder = responder
             ink_runs, loop_runs = repeat_side_by_side(
-                n, [*ink, prompt], [*baseline, prompt], env, work, "says 42"
+                n, [*ink, *allow, prompt], [*baseline, prompt], env, work, "says 42"
             )
             rows.append(Row(f"ink -p, {name}", ink_runs, target, loop_runs))
             rows.append(Row("stdlib baseline loop, same turn (run after each ink run)", loop_runs))
@@ -178,7 +188,7 @@ def run(n: int, protocol: str) -> list[Row]:
 def mcp_home(work: Path) -> Path:
     """An INK_HOME whose config starts the test suite's MCP server (written with the SDK) over stdio:
     the first prompt waits for it to be ready, so the row is the time to the first prompt plus the turn."""
-    home = work / "inkhome-mcp"
+    home = work.parent / "inkhome-mcp"
     home.mkdir()
     server = ROOT / "tests" / "mcp_tools" / "server.py"
     args = json.dumps([str(server), "stdio"])
@@ -194,7 +204,7 @@ def report(rows: list[Row], n: int, protocol: str) -> str:
         "wall min (s)",
         "CPU median (s)",
         "peak RSS max (MB)",
-        "x loop",
+        "x loop wall (CPU)",
         "target",
     ]
     lines = [
