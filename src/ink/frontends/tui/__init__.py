@@ -3,7 +3,9 @@
 Modules, one job each:
     splitter.py  a streamed reply cut into finished markdown blocks
     view.py      the renderer: run events in, printed blocks and live state out (no terminal)
-    toolview.py  tool calls and results as lines: summaries, folding, diffs, permission previews
+    toolview.py  tool calls and results as lines, from what each tool says of itself: titles, folding,
+                 the diffs of its details, permission previews
+    diffs.py     a unified diff as styled lines: code highlighted (pygments), changed words marked
     paint.py     blocks into terminal text with rich (markdown once per finished block)
     panels.py    live area, queue panel, permission question, status line (prompt_toolkit fragments)
     layout.py    the screen below the scrollback, and its style
