@@ -268,7 +268,8 @@ def _new_parser() -> argparse.ArgumentParser:
 def _parser() -> argparse.ArgumentParser:
     from ink import __version__
     from ink.config.catalogue import provider_names
-    from ink.config.keys import PERMISSION_MODES, TAKE_MODES
+    from ink.config.keys import PERMISSION_MODES
+    from ink.vocabulary import TAKE_MODES
 
     p = _new_parser()
     p.add_argument("prompt", nargs="*", help="the first prompt (print mode: the task)")

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import InputMode
 from ink.agent.history import History
 from ink.agent.loop import ContextKeeper, LoopSetup
 from ink.agent.scheduler import SchedulerSettings
@@ -40,6 +39,7 @@ from ink.run.events import Survivor
 from ink.run.usage import UsageTotals
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
+from ink.vocabulary import InputMode
 
 if TYPE_CHECKING:
     from ink.mcp.catalogue import McpCatalogue

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, ToolUpdate
+from ink.agent.events import AgentEvent, ToolCancelling, ToolEnd, ToolUpdate
 from ink.agent.live import UPDATE_TAIL_CHARS
 from ink.agent.scheduler import NOT_STARTED, SchedulerSettings, ToolScheduler
 from ink.agent.tool import Refusal
 from ink.ai.messages import ToolCall
+from tests.events import events_of
 from tests.scripted_tools import ScriptedTool
 from tests.waiting import wait_until
 
@@ -194,12 +195,12 @@ async def test_R20_a_tool_ignoring_the_abort_is_abandoned_after_the_grace() -> N
     assert result.is_error and result.interrupted and "Abandoned" in result.output
     assert "may still be running" in result.output
     assert scheduler.tally.abandoned == ["A"]
-    cancelling = [e for e in events if e.type == "tool_cancelling"]
-    assert len(cancelling) == 1 and cancelling[0].grace_seconds == 0.05  # type: ignore[union-attr]
+    cancelling = events_of(events, ToolCancelling)
+    assert len(cancelling) == 1 and cancelling[0].grace_seconds == 0.05
     gate.set()  # the tool swallowed the cancellation: its late result really arrives now
     await wait_until(lambda: "A" in stubborn.finished, what="the late result")
-    ends = [e for e in events if e.type == "tool_end"]
-    assert len(ends) == 1 and ends[0].result is result  # type: ignore[union-attr]
+    ends = events_of(events, ToolEnd)
+    assert len(ends) == 1 and ends[0].result is result
     assert scheduler.tally.interrupted == []  # R34: abandoned, not also counted as interrupted
 
 

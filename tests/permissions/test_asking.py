@@ -16,8 +16,8 @@ from ink.ai.messages import ToolResult
 from ink.permissions import PermissionHook, PermissionMemory, RuleSet
 from ink.permissions.policy import PermissionPolicy
 from ink.run.events import PermissionRequest, PermissionResolved, RunEnd
-from ink.run.permissions import Answer
 from ink.tools import ProcessRegistry, default_tools
+from ink.vocabulary import Answer
 from tests.fakeserver import FakeModelServer, Reply, call, say, tool_call
 from tests.permissions.helpers import builtin_tools
 from tests.run.harness import Harness
@@ -139,12 +139,12 @@ async def test_an_abort_while_asking_cancels_the_question_and_leaves_a_valid_his
 ) -> None:
     fake_server.script(call("bash", {"command": TOUCH}, id="c1", say_first="Let me touch it."))
     harness.controller.submit("touch it")
-    request = await harness.wait_type("permission_request")
+    request = await harness.wait_event(PermissionRequest)
     assert isinstance(request, PermissionRequest) and request.args == {"command": TOUCH}
     assert [q.request_id for q in harness.controller.permissions.open_questions()] == [request.request_id]
     harness.controller.abort()
     await harness.settled()
-    resolved = await harness.wait_type("permission_resolved")
+    resolved = await harness.wait_event(PermissionResolved)
     assert isinstance(resolved, PermissionResolved) and resolved.decision == "cancelled"
     [end] = harness.run_ends()
     assert end.stop_reason == "aborted" and end.receipt is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ink.agent.abort import AbortSignal, run_unless_aborted
 from ink.agent.loop import LoopSetup
@@ -19,9 +19,11 @@ from ink.ai.messages import Message, ToolResult, UserMessage
 from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEnd, RunEvent
 from tests.ai.helpers import provider_for
+from tests.events import events_of, matches
 from tests.fakeserver import FakeModelServer
 
 Predicate = Callable[[RunEvent], bool]
+E = TypeVar("E")
 
 
 @dataclass
@@ -89,11 +91,11 @@ class Harness:
         self._waiters.append((predicate, future))
         return await asyncio.wait_for(future, timeout)
 
-    async def wait_type(self, type_: str, *, after: int = 0, **fields: Any) -> RunEvent:
-        def match(e: RunEvent) -> bool:
-            return e.type == type_ and all(getattr(e, k, None) == v for k, v in fields.items())
-
-        return await self.wait_for(match, after=after)
+    async def wait_event(self, kind: type[E], *, after: int = 0, **fields: Any) -> E:
+        """The first event of class ``kind`` (from index ``after`` on) whose fields equal ``fields``."""
+        event = await self.wait_for(lambda e: isinstance(e, kind) and matches(e, fields), after=after)
+        assert isinstance(event, kind)
+        return event
 
     async def settled(self, timeout: float = 10.0) -> None:
         await asyncio.wait_for(self.controller.wait_idle(), timeout)
@@ -106,7 +108,7 @@ class Harness:
         return self.run_ends()[-1].stop_reason == "completed"
 
     def run_ends(self) -> list[RunEnd]:
-        return [e for e in self.events if isinstance(e, RunEnd)]
+        return events_of(self.events, RunEnd)
 
     def types(self) -> list[str]:
         return [e.type for e in self.events]

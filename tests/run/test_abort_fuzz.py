@@ -19,13 +19,15 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ink.agent.events import ToolEnd, ToolStart
 from ink.ai.anthropic_convert import anthropic_body
-from ink.ai.messages import Message
+from ink.ai.messages import AssistantMessage, Message
 from ink.ai.openai_convert import openai_body
 from ink.ai.provider import ModelRequest
 from ink.run.events import RunEvent
 from ink.tools import BashTool, ProcessRegistry, ReadTool, Workspace
 from ink.wiring import RegistryReaper
+from tests.events import events_of
 from tests.fakeserver import (
     FakeModelServer,
     Reply,
@@ -145,9 +147,9 @@ async def test_abort_at_every_event_leaves_a_valid_history_and_no_process(
             assert end.stop_reason in ("aborted", "completed"), f"{where}: {end}"
             problem = check_history(protocol, list(h.history))
             assert problem is None, f"{where}: strict check failed: {problem}"
-            starts = Counter(e.tool_call_id for e in seen if e.type == "tool_start")  # type: ignore[union-attr]
-            ends = Counter(e.tool_call_id for e in seen if e.type == "tool_end")  # type: ignore[union-attr]
-            calls = {c.id for m in h.history if m.role == "assistant" for c in m.tool_calls}  # type: ignore[union-attr]
+            starts = Counter(e.tool_call_id for e in events_of(seen, ToolStart))
+            ends = Counter(e.tool_call_id for e in events_of(seen, ToolEnd))
+            calls = {c.id for m in h.history if isinstance(m, AssistantMessage) for c in m.tool_calls}
             assert set(starts) == set(ends) == calls, f"{where}: starts {starts}, ends {ends}, calls {calls}"
             assert all(n == 1 for n in (*starts.values(), *ends.values())), f"{where}: a call started twice"
             if end.stop_reason == "aborted":  # a completed run may leave its background jobs running

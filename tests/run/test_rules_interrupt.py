@@ -11,13 +11,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ink.agent.events import event_to_json
+from ink.agent.events import TextDeltaEvent, ToolCancelling, ToolEnd, ToolStart, event_to_json
 from ink.agent.scheduler import NOT_STARTED
 from ink.ai.messages import AssistantMessage, TextBlock, ToolCall, ToolResult, UserMessage
 from ink.run.controller import INTERRUPTION_MARKER
-from ink.run.events import InputRestored, RunEnd
+from ink.run.events import BangEnd, InputRestored, RunEnd
 from ink.tools import BashTool, ProcessRegistry, Workspace
 from ink.wiring import RegistryReaper
+from tests.events import events_of
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
 from tests.scripted_tools import ScriptedTool
@@ -39,7 +40,7 @@ async def aborted_while_streaming(h: Harness, fake_server: FakeModelServer, *que
     fake_server.script(Reply([text("partial "), g, text("never sent")]))
     h.controller.submit("start")
     await g.wait_reached_async()
-    await h.wait_type("text_delta")  # the client has the text before the abort lands
+    await h.wait_event(TextDeltaEvent)  # the client has the text before the abort lands
     for item in queued:
         h.controller.submit(item)
     assert h.controller.abort() is True
@@ -94,7 +95,7 @@ async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
     command = "touch started; sleep 100 & sleep 100"
     fake_server.script(Reply([tool_call("bash", {"command": command}, id="b1")]), say("unused"))
     h.controller.submit("run it")
-    await h.wait_type("tool_start", tool_call_id="b1")
+    await h.wait_event(ToolStart, tool_call_id="b1")
     await wait_until(lambda: (tmp_path / "started").exists() and registry.entries, what="command started")
     [entry] = registry.entries
     group = [entry.pid, *(c.pid for c in psutil.Process(entry.pid).children(recursive=True))]
@@ -131,7 +132,7 @@ async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
     fake_server.script(Reply(steps, fault=Fault.stall_after(stall_at, g)), say("after"))
     h.controller.submit("start")
     await g.wait_reached_async()
-    await h.wait_type("text_delta", text="more")
+    await h.wait_event(TextDeltaEvent, text="more")
     h.controller.abort()
     await h.settled()
     assistant = next(m for m in h.history if isinstance(m, AssistantMessage))
@@ -139,10 +140,10 @@ async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
     assert [c.id for c in assistant.tool_calls] == ["c1"]  # c2's arguments never arrived whole
     [result] = h.results()
     assert result.tool_call_id == "c1" and result.output == NOT_STARTED
-    starts = [e for e in h.events if e.type == "tool_start"]
-    ends = [e for e in h.events if e.type == "tool_end"]
-    assert [e.tool_call_id for e in starts] == ["c1"]  # type: ignore[union-attr]
-    assert [e.tool_call_id for e in ends] == ["c1"]  # type: ignore[union-attr]
+    starts = events_of(h.events, ToolStart)
+    ends = events_of(h.events, ToolEnd)
+    assert [e.tool_call_id for e in starts] == ["c1"]
+    assert [e.tool_call_id for e in ends] == ["c1"]
     assert await h.next_run_completes("continue")  # the strict server accepts the next request
     await h.aclose()
 
@@ -152,15 +153,15 @@ async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
 ) -> None:
     h, stubborn, gate = await running_a_stubborn_tool(fake_server, grace=0.1)
     h.controller.abort()
-    cancelling = await h.wait_type("tool_cancelling", tool_call_id="s1")
-    assert cancelling.grace_seconds == 0.1  # type: ignore[union-attr]
+    cancelling = await h.wait_event(ToolCancelling, tool_call_id="s1")
+    assert cancelling.grace_seconds == 0.1
     await h.settled()
     [result] = h.results()
     assert result.is_error and "Abandoned" in result.output and "may still be running" in result.output
     gate.set()  # the tool, which swallowed the cancellation, now really produces its late result
     await wait_until(lambda: "s1" in stubborn.finished, what="the late result")
     assert h.results() == [result]  # it never reached the history
-    assert len([e for e in h.events if e.type == "tool_end"]) == 1
+    assert len(events_of(h.events, ToolEnd)) == 1
     receipt = h.run_ends()[-1].receipt
     assert receipt is not None and receipt.abandoned == ("s1",) and receipt.interrupted == ()  # R34
     await h.aclose()
@@ -171,7 +172,7 @@ async def test_R21_running_until_settled_and_a_second_interrupt_force_exits_130(
 ) -> None:
     h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.interrupt()
-    await h.wait_type("tool_cancelling")
+    await h.wait_event(ToolCancelling)
     assert h.controller.state == "running" and h.forced_exits == []
     h.controller.interrupt()
     assert h.forced_exits == [130]
@@ -292,7 +293,7 @@ async def test_R33_synthetic_results_are_honest_and_in_the_history_before_run_en
         )
     )
     h.controller.submit("run")
-    await h.wait_type("tool_start", tool_call_id="k")
+    await h.wait_event(ToolStart, tool_call_id="k")
     await wait_until((tmp_path / "go").exists, what="command started")
     h.controller.abort()
     await h.settled()
@@ -342,7 +343,7 @@ async def test_R36_input_typed_while_the_abort_settles_is_restored_not_run(
     h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.submit("before the abort")
     h.controller.abort()
-    await h.wait_type("tool_cancelling")
+    await h.wait_event(ToolCancelling)
     during = h.controller.submit("during the abort", "follow_up")
     assert during.queued is True
     gate.set()
@@ -405,7 +406,7 @@ async def test_R21_only_a_second_interrupt_force_exits_not_an_interrupt_after_an
 ) -> None:
     h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
     h.controller.abort()  # e.g. the RPC abort command, or end of input
-    await h.wait_type("tool_cancelling")
+    await h.wait_event(ToolCancelling)
     h.controller.interrupt()  # the user's first Ctrl+C
     assert h.forced_exits == []
     h.controller.interrupt()
@@ -473,5 +474,5 @@ async def test_R14_a_bang_line_that_never_exited_reports_exit_code_null(fake_ser
     h = Harness(fake_server, bang_exit_code=None)
     h.controller.submit("!sleep 10")
     await h.settled()
-    end = next(e for e in h.events if e.type == "bang_end")
+    end = events_of(h.events, BangEnd)[0]
     assert event_to_json(end)["exitCode"] is None

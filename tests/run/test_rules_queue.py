@@ -12,7 +12,8 @@ import pytest
 
 from ink.agent.events import InputTaken
 from ink.run.controller import Modes, QueueError
-from ink.run.events import QueueUpdate
+from ink.run.events import BangStart, QueueUpdate, RunStart
+from tests.events import events_of
 from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
 from tests.scripted_tools import ScriptedTool
@@ -230,7 +231,7 @@ async def test_R26_flush_runs_each_entry_as_its_own_run_and_does_not_take_the_re
     await g.wait_reached_async()
     h.controller.submit("!make")  # a bang line is never taken by the loop: it waits for the flush
     g.open()
-    await h.wait_type("bang_start")
+    await h.wait_event(BangStart)
     # while the flush runs the bang line, queue two prompts: they are processed one by one afterwards
     h.controller.submit("second")
     h.controller.submit("third")
@@ -238,7 +239,7 @@ async def test_R26_flush_runs_each_entry_as_its_own_run_and_does_not_take_the_re
     await g2.wait_reached_async()
     g2.open()
     await h.settled()
-    starts = [e for e in h.events if e.type == "run_start"]
+    starts = events_of(h.events, RunStart)
     assert len(starts) == 3
     assert fake_server.user_texts()[1][-1] == "second"
     assert "third" not in fake_server.user_texts()[1]  # the flush run did not take the next entry

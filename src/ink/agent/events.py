@@ -14,8 +14,7 @@ from typing import Any, Literal, TypeAlias
 
 from ink.ai.jsonform import to_json
 from ink.ai.messages import AssistantMessage, ToolResult, Usage
-
-InputMode: TypeAlias = Literal["steer", "follow_up"]
+from ink.vocabulary import InputMode
 
 
 @dataclass(frozen=True, slots=True)

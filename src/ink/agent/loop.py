@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Protocol
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import Emit, InputMode, InputTaken, TakenInput
+from ink.agent.events import Emit, InputTaken, TakenInput
 from ink.agent.history import History
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
@@ -23,8 +23,8 @@ from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider, ToolSpec
+from ink.vocabulary import INPUT_MODES, InputMode, LoopStop
 
-LoopStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
 MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batches (max iterations)."
 REPLY_FAILED_TEXT = "Not executed: the model reply failed or was stopped by the service."
 
@@ -120,7 +120,7 @@ async def run_loop(
         if inputs and setup.on_prompt is not None:
             check = await setup.on_prompt(inputs, signal)
             inputs, context = check.accepted, check.context
-        for mode in ("steer", "follow_up"):
+        for mode in INPUT_MODES:
             taken = [i for i in inputs if i.mode == mode]
             for item in taken:
                 history.append(UserMessage(item.text, input_id=item.input_id, images=item.images or None))

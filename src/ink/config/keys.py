@@ -10,11 +10,10 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 from ink.config.catalogue import provider_names
 from ink.config.errors import ConfigError
+from ink.vocabulary import TAKE_MODES
 
-TakeModeName: TypeAlias = Literal["all", "one-at-a-time"]
 PermissionMode: TypeAlias = Literal["ask", "accept-edits", "yolo"]
 ThinkingLevel: TypeAlias = Literal["off", "low", "medium", "high"]
-TAKE_MODES: tuple[TakeModeName, ...] = ("all", "one-at-a-time")
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("ask", "accept-edits", "yolo")  # strictest first
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "low", "medium", "high")
 

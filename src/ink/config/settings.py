@@ -40,12 +40,12 @@ from ink.config.keys import (
     PERMISSION_MODES,
     TOP_KEYS,
     PermissionMode,
-    TakeModeName,
     ThinkingLevel,
     check_base_url,
 )
 from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
+from ink.vocabulary import TakeMode
 
 if TYPE_CHECKING:
     from ink.config.mcp import McpServerSpec
@@ -100,8 +100,8 @@ class Settings:
     session_dir: Path
     no_session: bool
     max_iterations: int | None  # None: no limit
-    steering_mode: TakeModeName
-    follow_up_mode: TakeModeName
+    steering_mode: TakeMode
+    follow_up_mode: TakeMode
     permission_mode: PermissionMode
     grace_seconds: float
     kill_delay: float

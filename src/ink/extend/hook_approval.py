@@ -19,6 +19,7 @@ from ink.agent.abort import AbortSignal
 from ink.ai.messages import ToolCall
 from ink.config.hooks import HookSpec
 from ink.store.trust import TrustRecord
+from ink.vocabulary import ALLOWING
 
 TRUST_FILE = "trusted-hooks.json"
 APPROVAL_CALL_ID = "project-hooks"
@@ -78,7 +79,7 @@ class ProjectHookApproval:
                 self._notify(
                     f"could not remember the approval of {self._file}'s hooks ({exc.strerror or exc})"
                 )
-        if decision in ("allow", "always"):
+        if decision in ALLOWING:
             return True
         if decision == "cancelled":
             return None

@@ -21,15 +21,15 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.config.hooks import HookSpec
 from ink.tools.processes import ProcessRegistry
 from ink.tools.shell import run_process
+from ink.vocabulary import Verdict
 
-Decision = Literal["allow", "deny", "ask"]
-DECISIONS: dict[str, Decision] = {
+HOOK_VERDICTS: dict[str, Verdict] = {  # the words hooks of other agents use, too
     "allow": "allow",
     "approve": "allow",
     "deny": "deny",
@@ -44,7 +44,7 @@ _REDIRECT = 'bash -c "$0" < "$1" 2> "$2"'
 class HookAnswer:
     """What a hook said. ``problem``: why it said nothing (failed, timed out), for the user."""
 
-    decision: Decision | None = None
+    decision: Verdict | None = None
     reason: str = ""
     context: str = ""
     message: str = ""
@@ -102,7 +102,7 @@ def read_answer(stdout: str) -> HookAnswer:
         return HookAnswer(context=text)
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
-    decision = DECISIONS.get(str(specific.get("permissionDecision") or data.get("decision") or ""))
+    decision = HOOK_VERDICTS.get(str(specific.get("permissionDecision") or data.get("decision") or ""))
     reason = _text(specific.get("permissionDecisionReason") or data.get("reason"))
     if data.get("continue") is False:  # Claude Code: stop here; the reason is for the user
         decision, reason = "deny", _text(data.get("stopReason")) or reason or "a hook said not to continue"

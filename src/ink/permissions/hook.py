@@ -22,7 +22,7 @@ from ink.config.rules import parse_rule
 from ink.permissions.memory import PermissionMemory
 from ink.permissions.policy import PermissionPolicy, Verdict
 from ink.redaction import Redactor
-from ink.run.permissions import Decision
+from ink.vocabulary import Decision
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,13 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
 from ink.permissions.rules import FILE_CHANGE, RuleSet, Subject, escape
 from ink.permissions.shell import DIRECTORY_CHANGERS, analyse
+from ink.vocabulary import Verdict as VerdictKind
 
 PROTECTED_DIRS = (".git", ".ink")  # history and ink's own settings: changing them asks in every mode
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -41,7 +42,7 @@ class Verdict:
     ("the bash command `make`"). ``remember``: the rule an "always" answer adds. ``mode``: the least
     permissive mode that would have allowed it, when a mode would (for print mode's advice)."""
 
-    kind: Literal["allow", "deny", "ask"]
+    kind: VerdictKind
     what: str = ""
     why: str = ""
     remember: str | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, InputMode, InputTaken, ToolEnd
+from ink.agent.events import AgentEvent, InputTaken, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
@@ -36,8 +36,9 @@ from ink.run.events import (
     RunStart,
     Survivor,
 )
-from ink.run.ledger import InputLedger, LedgerEntry, QueueError, TakeMode
+from ink.run.ledger import InputLedger, LedgerEntry, QueueError
 from ink.run.permissions import PermissionBroker
+from ink.vocabulary import InputMode, TakeMode, wire_stop
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +343,7 @@ class RunController:
                 tuple(r.input_id for r in restored),
                 changed,
             )
-        self._emit(RunEnd(run_id, stop, restored, result.usage, error=error, receipt=receipt))
+        self._emit(RunEnd(run_id, wire_stop(stop), restored, result.usage, error=error, receipt=receipt))
         return False
 
     async def _bang(self, entry: LedgerEntry, signal: AbortSignal) -> bool:

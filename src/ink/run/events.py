@@ -10,12 +10,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ink.agent.events import AgentEvent, InputMode, Source, event_to_json
+from ink.agent.events import AgentEvent, Source, event_to_json
 from ink.ai.jsonform import always
 from ink.ai.messages import Usage
 from ink.tools.processes import Survivor
-
-RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
+from ink.vocabulary import Decision, InputMode, RunStop
 
 __all__ = ["RunEvent", "Survivor", "event_to_json"]
 
@@ -117,7 +116,7 @@ class PermissionResolved:
     """A permission question was answered (by the user, a timeout or an abort)."""
 
     request_id: str
-    decision: Literal["allow", "always", "deny", "timeout", "cancelled"]
+    decision: Decision
     source: Source | None = None
     type: Literal["permission_resolved"] = "permission_resolved"
 

@@ -13,13 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from ink.agent.events import InputMode
 from ink.agent.loop import PendingInput
 from ink.ai.messages import ToolImage
 from ink.run.events import QueuedInput
+from ink.vocabulary import InputMode, TakeMode
 
 InputState: TypeAlias = Literal["queued", "taken", "committed", "restored", "cancelled"]
-TakeMode: TypeAlias = Literal["all", "one-at-a-time"]
 
 
 class QueueError(Exception):

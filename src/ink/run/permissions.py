@@ -11,15 +11,13 @@ import asyncio
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import CURRENT_SOURCE
 from ink.ai.messages import ToolCall
 from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
-
-Answer: TypeAlias = Literal["allow", "always", "deny"]
-Decision: TypeAlias = Literal["allow", "always", "deny", "timeout", "cancelled"]
+from ink.vocabulary import Answer, Decision
 
 
 class UnknownRequest(Exception):

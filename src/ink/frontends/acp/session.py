@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.events import (
-    InputMode,
     InputTaken,
     MessageEnd,
     Notice,
@@ -44,8 +43,9 @@ from ink.run.events import (
     RunEnd,
     RunEvent,
 )
-from ink.run.permissions import Answer as PermissionAnswer
 from ink.run.permissions import UnknownRequest
+from ink.vocabulary import ALLOWING, InputMode
+from ink.vocabulary import Answer as PermissionAnswer
 
 if TYPE_CHECKING:
     from ink.wiring import App
@@ -165,7 +165,7 @@ class AcpSession:
                 self._ask(event)
             case PermissionResolved(request_id=request_id, decision=decision):
                 call_id = self._asked.pop(request_id, None)
-                if call_id is not None and decision in ("allow", "always"):
+                if call_id is not None and decision in ALLOWING:
                     self._update(updates.status_update(call_id, "in_progress"))
 
     def _on_sub_agent(self, event: RunEvent) -> None:

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, cast
 from ink.ai.jsonform import to_json
 from ink.ai.messages import message_to_json
 from ink.run.controller import Modes, QueueError, Submitted
-from ink.run.ledger import TakeMode
-from ink.run.permissions import Answer, UnknownRequest
+from ink.run.permissions import UnknownRequest
+from ink.vocabulary import Answer, TakeMode
 
 if TYPE_CHECKING:
-    from ink.agent.events import InputMode
     from ink.frontends.rpc.protocol import Command
+    from ink.vocabulary import InputMode
     from ink.wiring import App
 
 Data = Mapping[str, Any] | None

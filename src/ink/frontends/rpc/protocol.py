@@ -18,11 +18,9 @@ from typing import Any, TypeAlias
 
 from ink.ai.unicode import sendable_json
 from ink.frontends.stdio import load_json
+from ink.vocabulary import ANSWERS, INPUT_MODES, TAKE_MODES
 
 JsonId: TypeAlias = str | int | float
-TAKE_MODES = ("all", "one-at-a-time")
-INPUT_MODES = ("steer", "follow_up")
-DECISIONS = ("allow", "deny", "always")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +54,7 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("steering", TAKE_MODES, required=False),
         FieldSpec("followUp", TAKE_MODES, required=False),
     ),
-    "permission": (FieldSpec("requestId"), FieldSpec("decision", DECISIONS)),
+    "permission": (FieldSpec("requestId"), FieldSpec("decision", ANSWERS)),
     "new_session": (),
     "edit_queued": (INPUT_ID, _text()),
     "cancel_queued": (INPUT_ID,),

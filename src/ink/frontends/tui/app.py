@@ -19,7 +19,6 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 
-from ink.agent.events import InputMode
 from ink.agent.tool import find_tool
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
@@ -45,7 +44,8 @@ from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
-from ink.run.permissions import Answer, UnknownRequest
+from ink.run.permissions import UnknownRequest
+from ink.vocabulary import Answer, InputMode
 from ink.wiring import App
 
 log = logging.getLogger(__name__)

@@ -13,16 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ink.agent.events import InputMode
 from ink.config.commands import CustomCommand
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.folds import header
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
+from ink.vocabulary import TAKE_MODES, InputMode
 from ink.wiring import App, build_compactor, build_loop_setup
-
-TAKE_MODES = ("all", "one-at-a-time")
 
 
 class CommandHost(Protocol):
@@ -143,9 +141,9 @@ def _modes(host: CommandHost, args: str) -> None:
             say(host, "usage: /modes [steer all|one-at-a-time] [follow-up all|one-at-a-time]", "error")
             return
         if which == "steer":
-            steering = value  # type: ignore[assignment]
+            steering = value
         else:
-            follow_up = value  # type: ignore[assignment]
+            follow_up = value
         words = words[2:]
     controller.modes = Modes(steering, follow_up)
     say(host, f"steer: {steering} · follow-up: {follow_up} (entries one take removes; from the next run on)")

@@ -13,8 +13,7 @@ from prompt_toolkit.filters import Always, Condition, Filter
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from ink.agent.events import InputMode
-from ink.run.permissions import Answer
+from ink.vocabulary import Answer, InputMode
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send; while a run goes on, queue it as a steer (taken before the next model call)"),

@@ -49,12 +49,13 @@ from ink.run.events import (
     RunEvent,
     RunStart,
 )
+from ink.vocabulary import ALLOWING, Decision
 
 THINKING_LINES = 8  # reasoning printed before it is folded
 BANG_LINES = 12
 RETRY_HINT = "to retry, type `continue` and press Enter: the conversation so far is kept"
 LABELS = {"steer": "steer: ", "follow_up": "follow-up: "}  # inputs taken after the run's first
-ANSWERS = {
+DECISION_NOTES: dict[Decision, str] = {
     "allow": "allowed once",
     "always": "always allowed",
     "deny": "denied",
@@ -227,7 +228,7 @@ class EventView:
     def _summary(self, name: str, args: Mapping[str, Any]) -> str:
         return summary(describe_call(self._tools(name), name, args))
 
-    def _resolved(self, request_id: str, decision: str) -> None:
+    def _resolved(self, request_id: str, decision: Decision) -> None:
         """The question is gone: the status says what happens now, and an allowed call's time starts
         now (the time the question was open is not the tool's)."""
         asked = next((q for q in self.questions if q.request_id == request_id), None)
@@ -236,9 +237,9 @@ class EventView:
             return
         shown = summary(self.described(asked))
         self._asked.pop(request_id, None)
-        allowed = decision in ("allow", "always")
+        allowed = decision in ALLOWING
         tone: Tone = "dim" if allowed else "interrupted"
-        self._printed.append(Block("info", f"{shown}: {ANSWERS[decision]}", tone))
+        self._printed.append(Block("info", f"{shown}: {DECISION_NOTES[decision]}", tone))
         tool = self.tools.get(asked.tool_call_id)
         if allowed and tool is not None:
             self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
