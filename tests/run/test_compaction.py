@@ -117,7 +117,7 @@ async def run(
             notify(event)
 
     first = [PendingInput("in-1", f"read f0.txt to f{FILES - 1}.txt", "steer")]
-    return await run_loop(history, first, setup, signal, emit, lambda: [], lambda: [])
+    return await run_loop(history, first, setup, signal, emit)
 
 
 async def test_long_run_compacts_and_goes_on_inside_the_window(

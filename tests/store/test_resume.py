@@ -30,7 +30,7 @@ async def provider(
 async def turn(provider: OpenAIProvider | AnthropicProvider, history: History, prompt: str, n: int) -> None:
     setup = LoopSetup(provider, "fake-model", "be brief", (ScriptedTool("read"),), max_tokens=500)
     first = [PendingInput(f"in-{n}", prompt, "steer")]
-    result = await run_loop(history, first, setup, AbortSignal(), lambda e: None, lambda: [], lambda: [])
+    result = await run_loop(history, first, setup, AbortSignal(), lambda e: None)
     assert result.stop_reason == "completed"
 
 

@@ -4,8 +4,9 @@ Rules: R1 (events as they happen), R9-R12 (when input is taken), R18 (abort chec
 iteration, an abort is a result), R19 (history valid after an abort at any moment), R28 (max iterations),
 R29 (a reply without tool calls ends the work, nothing more).
 
-The loop owns no input queue and no UI: it pulls input through two callbacks and announces everything
-through ``emit``. It returns a ``LoopResult``; only a bug raises.
+The loop owns no input queue and no UI: it pulls input through a ``LoopInput`` (and tells it which
+inputs reached the history) and announces everything through ``emit``. It returns a ``LoopResult``;
+only a bug raises.
 """
 
 from __future__ import annotations
@@ -39,7 +40,34 @@ class PendingInput:
     images: tuple[ToolImage, ...] = ()
 
 
-InputSource = Callable[[], Sequence[PendingInput]]
+class LoopInput(Protocol):
+    """The loop's side of the input queue. The loop pulls at fixed points and holds nothing itself."""
+
+    def take_steering(self) -> Sequence[PendingInput]:
+        """The steer inputs waiting now, out of the queue (R9, R13)."""
+        ...
+
+    def take_follow_ups(self) -> Sequence[PendingInput]:
+        """The follow-ups waiting now; asked only where the run would end (R10, R11, R13)."""
+        ...
+
+    def committed(self, input_ids: Sequence[str]) -> None:
+        """These taken inputs are in the history now (R31): an abort must not hand them back (R22).
+        Called before their ``input_taken`` is emitted."""
+        ...
+
+
+class NoInput:
+    """A ``LoopInput`` with nothing queued: a run of one prompt."""
+
+    def take_steering(self) -> Sequence[PendingInput]:
+        return ()
+
+    def take_follow_ups(self) -> Sequence[PendingInput]:
+        return ()
+
+    def committed(self, input_ids: Sequence[str]) -> None:
+        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +132,10 @@ async def run_loop(
     setup: LoopSetup,
     signal: AbortSignal,
     emit: Emit,
-    get_steering: InputSource,
-    get_follow_up: InputSource,
+    inputs: LoopInput | None = None,
 ) -> LoopResult:
     """Run until the model stops with nothing queued, the run is aborted, fails, or hits max iterations."""
+    source = inputs if inputs is not None else NoInput()
     tools = ToolScheduler(setup.tools, emit, signal, setup.scheduler, setup.before_tool, setup.after_tool)
     usage = Usage()
     batches = stops = 0
@@ -115,20 +143,21 @@ async def run_loop(
     def result(stop: LoopStop, error: ProviderError | None = None) -> LoopResult:
         return LoopResult(stop, usage, batches, tools.tally, error)
 
-    async def commit(inputs: Sequence[PendingInput]) -> bool:
+    async def commit(pending: Sequence[PendingInput]) -> bool:
         context = ""
-        if inputs and setup.on_prompt is not None:
-            check = await setup.on_prompt(inputs, signal)
-            inputs, context = check.accepted, check.context
+        if pending and setup.on_prompt is not None:
+            check = await setup.on_prompt(pending, signal)
+            pending, context = check.accepted, check.context
         for mode in INPUT_MODES:
-            taken = [i for i in inputs if i.mode == mode]
+            taken = [i for i in pending if i.mode == mode]
             for item in taken:
                 history.append(UserMessage(item.text, input_id=item.input_id, images=item.images or None))
             if taken:
+                source.committed([i.input_id for i in taken])
                 emit(InputTaken(mode, tuple(TakenInput(i.input_id, i.text) for i in taken)))
-        if inputs and context:
+        if pending and context:
             history.append(UserMessage(context, kind="context"))
-        return bool(inputs)
+        return bool(pending)
 
     if first_input and not await commit(first_input):
         return result("completed")  # the prompt hook held every input back: there is nothing to answer
@@ -137,7 +166,7 @@ async def run_loop(
         if signal.aborted:  # R18
             return result("aborted")
         if not skip_steer_poll:
-            await commit(get_steering())  # R9 (a)
+            await commit(source.take_steering())  # R9 (a)
         skip_steer_poll = False
         reply = await _model_call(history, setup, tools, signal, emit)
         if isinstance(reply, ProviderError):
@@ -157,12 +186,10 @@ async def run_loop(
         if signal.aborted:  # landed while the reply finished: queued input must not be taken now
             return result("aborted")
         # R11: the would-end point: steer first, then follow-up, else completed. R12: skip next poll.
-        skip_steer_poll = await commit(get_steering()) or await commit(get_follow_up())
+        skip_steer_poll = await commit(source.take_steering()) or await commit(source.take_follow_ups())
         if skip_steer_poll:
             continue
-        objection = (
-            await setup.on_stop(stops, signal) if setup.on_stop and stops < MAX_STOP_CONTINUATIONS else None
-        )
+        objection = await _stop_objection(setup, stops, signal)
         if objection is None or signal.aborted:
             return result("completed")
         history.append(UserMessage(objection, kind="context"))

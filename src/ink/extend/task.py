@@ -9,8 +9,9 @@ re-emitted with ``source = Source(call id, type)`` (R7); its model calls count i
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -141,19 +142,11 @@ class TaskTool:
             on_stop=None,
         )
         first = [PendingInput(f"{agent.source.id}-prompt", prompt, "steer")]
-        steered = iter(range(1, 1_000_000))
-
-        def take_steering() -> list[PendingInput]:
-            taken = [
-                PendingInput(f"{agent.source.id}-steer-{next(steered)}", t, "steer") for t in agent.inbox
-            ]
-            agent.inbox.clear()
-            return taken
 
         def emit(event: AgentEvent) -> None:
             self._emit(replace(event, source=agent.source))
 
-        return await run_loop(history, first, setup, agent.signal, emit, take_steering, list)
+        return await run_loop(history, first, setup, agent.signal, emit, _Inbox(agent))
 
     def _record(self, history: History, source: Source) -> Callable[[], None]:
         """The sub-agent's transcript, one message a line, next to the session file (kept with it)."""
@@ -174,6 +167,29 @@ class TaskTool:
                 pass  # the transcript is a record for the user; the run does not depend on it
 
         return history.subscribe(write)
+
+
+class _Inbox:
+    """A sub-agent's ``LoopInput``: the steer texts sent to it (RPC ``steer {source}``); no follow-ups.
+    Nothing waits in a ledger, so what is taken needs no commit."""
+
+    def __init__(self, agent: RunningAgent) -> None:
+        self._agent = agent
+        self._steered = itertools.count(1)
+
+    def take_steering(self) -> list[PendingInput]:
+        taken = [
+            PendingInput(f"{self._agent.source.id}-steer-{next(self._steered)}", text, "steer")
+            for text in self._agent.inbox
+        ]
+        self._agent.inbox.clear()
+        return taken
+
+    def take_follow_ups(self) -> list[PendingInput]:
+        return []
+
+    def committed(self, input_ids: Sequence[str]) -> None:
+        pass
 
 
 def _output(kind: AgentType, result: LoopResult, history: History, signal: AbortSignal) -> ToolOutput:

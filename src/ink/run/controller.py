@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, InputTaken, ToolEnd
+from ink.agent.events import ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
@@ -78,6 +78,34 @@ class Submitted:
 class Modes:
     steering: TakeMode = "all"
     follow_up: TakeMode = "one-at-a-time"
+
+
+class _LedgerInput:
+    """One run's ``LoopInput``: takes from the ledger with the modes read at the run's start (R13).
+    Once the run is aborted nothing more is taken: what is queued is handed back instead (R22), whatever
+    point of the loop asks."""
+
+    def __init__(
+        self, ledger: InputLedger, modes: Modes, signal: AbortSignal, changed: Callable[[], None]
+    ) -> None:
+        self._ledger, self._modes, self._signal, self._changed = ledger, modes, signal, changed
+
+    def take_steering(self) -> list[PendingInput]:
+        return self._take("steer", self._modes.steering)
+
+    def take_follow_ups(self) -> list[PendingInput]:
+        return self._take("follow_up", self._modes.follow_up)
+
+    def committed(self, input_ids: Sequence[str]) -> None:
+        self._ledger.commit(input_ids)  # R31: in the history now
+
+    def _take(self, mode: InputMode, how: TakeMode) -> list[PendingInput]:
+        if self._signal.aborted:
+            return []
+        taken = self._ledger.take(mode, how)
+        if taken:
+            self._changed()
+        return [e.pending() for e in taken]
 
 
 def _exit_now(status: int) -> None:
@@ -284,22 +312,8 @@ class RunController:
         self._emit(RunStart(run_id))
         modes, setup = self.modes, self.setup  # R13: read once, at the start of the run
         try:
-            result = await run_loop(
-                self.history,
-                [
-                    PendingInput(
-                        entry.input_id,
-                        entry.text,
-                        "follow_up" if entry.mode == "follow_up" else "steer",
-                        entry.images,
-                    )
-                ],
-                setup,
-                signal,
-                self._emit_from_loop,
-                lambda: self._take("steer", modes.steering, signal),
-                lambda: self._take("follow_up", modes.follow_up, signal),
-            )
+            inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed)
+            result = await run_loop(self.history, [entry.pending()], setup, signal, self._emit, inputs)
         except Exception as exc:  # a bug must not end the process (R27), nor leave the history invalid
             log.exception("run %s failed", run_id)
             self._answer_dangling_calls()
@@ -404,23 +418,6 @@ class RunController:
         restored = tuple(e.public() for e in self._ledger.restore_all(keep=self._redirect))
         self._queue_changed()
         return restored
-
-    # -- the loop's side -------------------------------------------------------------------------
-
-    def _take(self, mode: InputMode, how: TakeMode, signal: AbortSignal) -> list[PendingInput]:
-        """The loop's input callbacks. Once the run is aborted nothing more is taken: what is queued is
-        handed back instead (R22), whatever point of the loop asks."""
-        if signal.aborted:
-            return []
-        taken = self._ledger.take(mode, how)
-        if taken:
-            self._queue_changed()
-        return [e.pending() for e in taken]
-
-    def _emit_from_loop(self, event: AgentEvent) -> None:
-        if isinstance(event, InputTaken):  # R31: the input is in the history now
-            self._ledger.commit([i.input_id for i in event.inputs])
-        self._emit(event)
 
     def _queue_changed(self) -> None:
         self._emit(QueueUpdate(self._ledger.snapshot()))

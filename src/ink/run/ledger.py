@@ -91,7 +91,7 @@ class InputLedger:
             entry.state = "taken"
         return taken
 
-    def commit(self, input_ids: list[str]) -> None:
+    def commit(self, input_ids: Iterable[str]) -> None:
         for input_id in input_ids:
             entry = self._entries.get(input_id)
             if entry is not None and entry.state == "taken":
