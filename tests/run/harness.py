@@ -1,7 +1,9 @@
-"""A run controller wired to the fake model server, with event-based waiting.
+"""A run controller wired to a scripted model, with event-based waiting.
 
-Everything is real: the controller, the loop, the provider speaking HTTP to the fake server. Tests wait
-for events (``wait_for``), never for time.
+The model is the in-memory ``ScriptedProvider`` (the loop's and the controller's rules, R1-R36, at
+in-process speed) or a real provider speaking HTTP to the fake server (where the wire matters: a stream
+closed on abort). Everything else is real: the controller, the loop, the tools' scheduler. Tests wait
+for events (``wait_event``), never for time.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from ink.agent.loop import LoopSetup
 from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tool import Tool
 from ink.ai.messages import Message, ToolResult, UserMessage
+from ink.ai.provider import Provider
 from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEnd, RunEvent
 from tests.ai.helpers import provider_for
 from tests.events import events_of, matches
 from tests.fakeserver import FakeModelServer
+from tests.scripted_provider import ScriptedProvider
 
 Predicate = Callable[[RunEvent], bool]
 E = TypeVar("E")
@@ -28,7 +32,7 @@ E = TypeVar("E")
 
 @dataclass
 class Harness:
-    server: FakeModelServer
+    server: FakeModelServer | ScriptedProvider
     protocol: str = "openai"
     tools: Sequence[Tool] = ()
     modes: Modes = field(default_factory=Modes)
@@ -41,7 +45,12 @@ class Harness:
     bang_exit_code: int | None = 0
 
     def __post_init__(self) -> None:
-        self.provider = provider_for(self.protocol, self.server)
+        self._http = None
+        self.provider: Provider
+        if isinstance(self.server, ScriptedProvider):
+            self.provider = self.server
+        else:
+            self.provider = self._http = provider_for(self.protocol, self.server)
         setup = LoopSetup(
             self.provider,
             model="fake-model",
@@ -124,4 +133,5 @@ class Harness:
         return [m for m in self.history if isinstance(m, ToolResult)]
 
     async def aclose(self) -> None:
-        await self.provider.aclose()
+        if self._http is not None:
+            await self._http.aclose()

@@ -1,5 +1,7 @@
-"""SEMANTICS R7, R17-R24, R27, R28, R33-R36: interrupting, settling and failing, through the real loop,
-the fake model server and (where processes matter) the real bash tool."""
+"""SEMANTICS R7, R17-R24, R27, R28, R33-R36: interrupting, settling and failing, through the real
+controller and loop, the in-memory scripted model and (where processes matter) the real bash tool.
+Where the wire matters (a stream closed on abort, a reply cut inside a call's arguments) the model is a
+real provider over HTTP to the fake server."""
 
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ from ink.agent.events import TextDeltaEvent, ToolCancelling, ToolEnd, ToolStart,
 from ink.agent.scheduler import NOT_STARTED
 from ink.ai.messages import AssistantMessage, TextBlock, ToolCall, ToolResult, UserMessage
 from ink.run.controller import INTERRUPTION_MARKER
-from ink.run.events import BangEnd, InputRestored, RunEnd
+from ink.run.events import BangEnd, BangStart, InputRestored, RunEnd
 from ink.tools import BashTool, ProcessRegistry, Workspace
 from ink.wiring import RegistryReaper
 from tests.events import events_of
 from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
+from tests.scripted_provider import ScriptedProvider
 from tests.scripted_tools import ScriptedTool
 from tests.waiting import wait_until
 
@@ -28,16 +31,18 @@ PROTOCOLS = ["openai", "anthropic"]
 
 
 @pytest.fixture
-async def h(fake_server: FakeModelServer) -> AsyncIterator[Harness]:
-    harness = Harness(fake_server, tools=[ScriptedTool("read"), ScriptedTool("slow", safe=False)])
+async def h(model: ScriptedProvider) -> AsyncIterator[Harness]:
+    harness = Harness(model, tools=[ScriptedTool("read"), ScriptedTool("slow", safe=False)])
     yield harness
     await harness.aclose()
 
 
-async def aborted_while_streaming(h: Harness, fake_server: FakeModelServer, *queued: str) -> RunEnd:
+async def aborted_while_streaming(
+    h: Harness, model: FakeModelServer | ScriptedProvider, *queued: str
+) -> RunEnd:
     """Start a run whose reply holds after some text, queue ``queued``, abort, wait until settled."""
     g = Gate()
-    fake_server.script(Reply([text("partial "), g, text("never sent")]))
+    model.script(Reply([text("partial "), g, text("never sent")]))
     h.controller.submit("start")
     await g.wait_reached_async()
     await h.wait_event(TextDeltaEvent)  # the client has the text before the abort lands
@@ -49,7 +54,7 @@ async def aborted_while_streaming(h: Harness, fake_server: FakeModelServer, *que
 
 
 async def running_a_stubborn_tool(
-    server: FakeModelServer, grace: float
+    server: ScriptedProvider, grace: float
 ) -> tuple[Harness, ScriptedTool, asyncio.Event]:
     """A run whose one tool call (``s1``) has started and ignores aborts until its gate is set."""
     stubborn = ScriptedTool("stubborn", safe=False, ignores_abort=True)
@@ -69,8 +74,8 @@ def test_R7_top_level_events_carry_no_source() -> None:
     assert event_to_json(tagged)["source"] == {"id": "call_1", "agent": "explore"}
 
 
-async def test_R7_a_whole_run_emits_no_source_at_top_level(h: Harness, fake_server: FakeModelServer) -> None:
-    fake_server.script(Reply([text("a"), tool_call("read", {"x": "1"})]), say("b"))
+async def test_R7_a_whole_run_emits_no_source_at_top_level(h: Harness, model: ScriptedProvider) -> None:
+    model.script(Reply([text("a"), tool_call("read", {"x": "1"})]), say("b"))
     h.controller.submit("go")
     await h.settled()
     assert all("source" not in event_to_json(e) for e in h.events)
@@ -87,13 +92,13 @@ async def test_R17_abort_closes_the_model_stream(fake_server: FakeModelServer, p
 
 
 async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
-    fake_server: FakeModelServer, tmp_path: Path
+    model: ScriptedProvider, tmp_path: Path
 ) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
-    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
+    h = Harness(model, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     command = "touch started; sleep 100 & sleep 100"
-    fake_server.script(Reply([tool_call("bash", {"command": command}, id="b1")]), say("unused"))
+    model.script(Reply([tool_call("bash", {"command": command}, id="b1")]), say("unused"))
     h.controller.submit("run it")
     await h.wait_event(ToolStart, tool_call_id="b1")
     await wait_until(lambda: (tmp_path / "started").exists() and registry.entries, what="command started")
@@ -110,8 +115,8 @@ async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
     await h.aclose()
 
 
-async def test_R18_an_abort_is_a_result_not_an_error(h: Harness, fake_server: FakeModelServer) -> None:
-    end = await aborted_while_streaming(h, fake_server)
+async def test_R18_an_abort_is_a_result_not_an_error(h: Harness, model: ScriptedProvider) -> None:
+    end = await aborted_while_streaming(h, model)
     assert end.stop_reason == "aborted" and end.error is None
     assert "error" not in json.dumps([event_to_json(e) for e in h.events if e.type == "run_end"])
 
@@ -149,9 +154,9 @@ async def test_R19_a_cut_off_reply_keeps_its_text_and_its_complete_calls(
 
 
 async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h, stubborn, gate = await running_a_stubborn_tool(fake_server, grace=0.1)
+    h, stubborn, gate = await running_a_stubborn_tool(model, grace=0.1)
     h.controller.abort()
     cancelling = await h.wait_event(ToolCancelling, tool_call_id="s1")
     assert cancelling.grace_seconds == 0.1
@@ -168,9 +173,9 @@ async def test_R20_a_tool_that_ignores_the_abort_is_abandoned_after_the_grace(
 
 
 async def test_R21_running_until_settled_and_a_second_interrupt_force_exits_130(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
+    h, _, gate = await running_a_stubborn_tool(model, grace=30)
     h.controller.interrupt()
     await h.wait_event(ToolCancelling)
     assert h.controller.state == "running" and h.forced_exits == []
@@ -182,37 +187,38 @@ async def test_R21_running_until_settled_and_a_second_interrupt_force_exits_130(
     await h.aclose()
 
 
-async def test_R22_queued_input_is_handed_back_not_run(h: Harness, fake_server: FakeModelServer) -> None:
-    end = await aborted_while_streaming(h, fake_server, "steer one", "steer two")
+async def test_R22_queued_input_is_handed_back_not_run(h: Harness, model: ScriptedProvider) -> None:
+    end = await aborted_while_streaming(h, model, "steer one", "steer two")
     assert [r.text for r in end.restored_input] == ["steer one", "steer two"]
     assert "steer one" not in h.user_texts()
-    assert len(fake_server.requests) == 1  # nothing was run afterwards
+    assert len(model.requests) == 1  # nothing was run afterwards
     assert h.controller.queue() == ()
     for item in end.restored_input:
         assert h.controller.ledger.state(item.input_id) == "restored"
 
 
 async def test_R23_an_interruption_marker_reaches_the_next_model_call(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
-    await aborted_while_streaming(h, fake_server)
+    await aborted_while_streaming(h, model)
     last = h.history[-1]
     assert isinstance(last, UserMessage) and last.kind == "interruption" and last.text == INTERRUPTION_MARKER
-    fake_server.script(say("ok"))
+    model.script(say("ok"))
     h.controller.submit("what now?")
     await h.settled()
-    assert fake_server.requests[-1].user_texts() == ["start", INTERRUPTION_MARKER, "what now?"]
-    partial = fake_server.requests[-1].messages[2]
+    assert model.requests[-1].user_texts() == ["start", INTERRUPTION_MARKER, "what now?"]
+    partial = model.requests[-1].messages[2]
     assert partial["role"] == "assistant" and "partial" in json.dumps(partial)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-async def test_R24_interrupt_and_redirect(fake_server: FakeModelServer, protocol: str) -> None:
-    h = Harness(fake_server, protocol=protocol, tools=[ScriptedTool("slow", safe=False)])
+async def test_R24_interrupt_and_redirect(protocol: str) -> None:
+    model = ScriptedProvider(protocol=protocol)
+    h = Harness(model, tools=[ScriptedTool("slow", safe=False)])
     slow = h.tools[0]
     assert isinstance(slow, ScriptedTool)
     slow.gate("t1")
-    fake_server.script(Reply([text("on it"), tool_call("slow", {}, id="t1")]), say("redirected"))
+    model.script(Reply([text("on it"), tool_call("slow", {}, id="t1")]), say("redirected"))
     h.controller.submit("refactor everything")
     await slow.started_event("t1").wait()
     h.controller.submit("queued steer")
@@ -225,20 +231,18 @@ async def test_R24_interrupt_and_redirect(fake_server: FakeModelServer, protocol
     ends = h.run_ends()
     assert [e.stop_reason for e in ends] == ["aborted", "completed"]
     assert [r.text for r in ends[0].restored_input] == ["queued steer"]
-    assert fake_server.user_texts()[-1] == ["refactor everything", INTERRUPTION_MARKER, "no: only the lexer"]
+    assert model.user_texts()[-1] == ["refactor everything", INTERRUPTION_MARKER, "no: only the lexer"]
     assert h.controller.ledger.state(second.input_id) == "committed"
     await h.aclose()
 
 
 async def test_R27_a_provider_failure_is_reported_input_restored_and_the_controller_lives_on(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     slow = h.tools[1]
     assert isinstance(slow, ScriptedTool)
     slow.gate("t")
-    fake_server.script(
-        Reply([tool_call("slow", {}, id="t")]), Fault.http(400, "model 'fake-model' does not exist")
-    )
+    model.script(Reply([tool_call("slow", {}, id="t")]), Fault.http(400, "model 'fake-model' does not exist"))
     h.controller.submit("start")
     await slow.started_event("t").wait()
     h.controller.submit("queued", "follow_up")  # not taken before the failing model call
@@ -248,17 +252,17 @@ async def test_R27_a_provider_failure_is_reported_input_restored_and_the_control
     assert end.stop_reason == "error" and end.error is not None and "does not exist" in end.error
     assert [r.text for r in end.restored_input] == ["queued"]
     assert h.controller.state == "idle"
-    fake_server.script(say("fine now"))
+    model.script(say("fine now"))
     assert await h.next_run_completes("again")
 
 
 async def test_R28_max_iterations_stops_with_not_executed_results_and_flushes_the_queue(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
     read = ScriptedTool("read")
-    h = Harness(fake_server, tools=[read], max_iterations=1)
+    h = Harness(model, tools=[read], max_iterations=1)
     g = Gate()
-    fake_server.script(
+    model.script(
         Reply([g, tool_call("read", {"x": "1"}, id="a")]),
         Reply([tool_call("read", {"x": "2"}, id="b")]),
         say("the queued follow-up as its own run"),
@@ -273,18 +277,18 @@ async def test_R28_max_iterations_stops_with_not_executed_results_and_flushes_th
     b = next(r for r in h.results() if r.tool_call_id == "b")
     assert b.is_error and "max iterations" in b.output
     assert read.finished == ["a"]
-    assert fake_server.user_texts()[-1][-1] == "afterwards"
+    assert model.user_texts()[-1][-1] == "afterwards"
 
 
 async def test_R33_synthetic_results_are_honest_and_in_the_history_before_run_end(
-    fake_server: FakeModelServer, tmp_path: Path
+    model: ScriptedProvider, tmp_path: Path
 ) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.5)
-    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
+    h = Harness(model, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     seen_at_run_end: list[list[ToolResult]] = []
     h.controller.subscribe(lambda e: seen_at_run_end.append(h.results()) if e.type == "run_end" else None)
-    fake_server.script(
+    model.script(
         Reply(
             [
                 tool_call("bash", {"command": "echo partial output; touch go; sleep 100"}, id="k"),
@@ -306,8 +310,8 @@ async def test_R33_synthetic_results_are_honest_and_in_the_history_before_run_en
     await h.aclose()
 
 
-async def test_R34_the_abort_receipt_lists_what_happened(h: Harness, fake_server: FakeModelServer) -> None:
-    end = await aborted_while_streaming(h, fake_server, "one", "two")
+async def test_R34_the_abort_receipt_lists_what_happened(h: Harness, model: ScriptedProvider) -> None:
+    end = await aborted_while_streaming(h, model, "one", "two")
     assert end.receipt is not None
     assert end.receipt.reason == "user"
     assert end.receipt.restored == tuple(r.input_id for r in end.restored_input)
@@ -315,14 +319,12 @@ async def test_R34_the_abort_receipt_lists_what_happened(h: Harness, fake_server
     assert set(data) >= {"type", "runId", "stopReason", "restoredInput", "receipt", "usage"}
 
 
-async def test_R35_a_setsid_escapee_is_reaped_or_reported(
-    fake_server: FakeModelServer, tmp_path: Path
-) -> None:
+async def test_R35_a_setsid_escapee_is_reaped_or_reported(model: ScriptedProvider, tmp_path: Path) -> None:
     registry = ProcessRegistry()
     bash = BashTool(Workspace(tmp_path), registry, kill_delay=0.2)
-    h = Harness(fake_server, tools=[bash], reaper=RegistryReaper(registry, 0.2))
+    h = Harness(model, tools=[bash], reaper=RegistryReaper(registry, 0.2))
     command = "setsid sleep 300 & echo $! > escapee; sleep 100"
-    fake_server.script(Reply([tool_call("bash", {"command": command}, id="e")]))
+    model.script(Reply([tool_call("bash", {"command": command}, id="e")]))
     h.controller.submit("go")
     pidfile = tmp_path / "escapee"
     await wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), what="escapee started")
@@ -338,9 +340,9 @@ async def test_R35_a_setsid_escapee_is_reaped_or_reported(
 
 
 async def test_R36_input_typed_while_the_abort_settles_is_restored_not_run(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
+    h, _, gate = await running_a_stubborn_tool(model, grace=30)
     h.controller.submit("before the abort")
     h.controller.abort()
     await h.wait_event(ToolCancelling)
@@ -350,15 +352,15 @@ async def test_R36_input_typed_while_the_abort_settles_is_restored_not_run(
     await h.settled()
     end = h.run_ends()[-1]
     assert [r.text for r in end.restored_input] == ["before the abort", "during the abort"]
-    assert len(fake_server.requests) == 1
+    assert len(model.requests) == 1
     await h.aclose()
 
 
 async def test_R19_history_stays_valid_when_aborted_before_any_reply(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g = Gate()
-    fake_server.script(Reply([g, text("x")]), say("next"))
+    model.script(Reply([g, text("x")]), say("next"))
     h.controller.submit("first")
     await g.wait_reached_async()
     h.controller.abort()
@@ -380,9 +382,9 @@ def _alive(pid: int) -> bool:
 
 
 async def test_R17_an_abort_in_the_same_step_as_the_submit_is_honoured(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
-    fake_server.script(say("must not complete"))
+    model.script(say("must not complete"))
     h.controller.submit("go")
     assert h.controller.abort() is True  # before the run's task has even started
     await h.settled()
@@ -390,21 +392,21 @@ async def test_R17_an_abort_in_the_same_step_as_the_submit_is_honoured(
 
 
 async def test_R24_a_redirect_in_the_same_step_as_the_submit_runs(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
-    fake_server.script(say("redirected"))
+    model.script(say("redirected"))
     h.controller.submit("go")
     redirect = h.controller.interrupt_with("do this instead")
     await h.settled()
     assert [e.stop_reason for e in h.run_ends()] == ["aborted", "completed"]
     assert h.controller.ledger.state(redirect.input_id) == "committed"
-    assert fake_server.user_texts()[-1][-1] == "do this instead"
+    assert model.user_texts()[-1][-1] == "do this instead"
 
 
 async def test_R21_only_a_second_interrupt_force_exits_not_an_interrupt_after_another_abort(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h, _, gate = await running_a_stubborn_tool(fake_server, grace=30)
+    h, _, gate = await running_a_stubborn_tool(model, grace=30)
     h.controller.abort()  # e.g. the RPC abort command, or end of input
     await h.wait_event(ToolCancelling)
     h.controller.interrupt()  # the user's first Ctrl+C
@@ -417,10 +419,10 @@ async def test_R21_only_a_second_interrupt_force_exits_not_an_interrupt_after_an
 
 
 async def test_R22_an_abort_landing_as_the_reply_ends_takes_no_queued_input(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g = Gate()
-    fake_server.script(Reply([g, text("done")]))
+    model.script(Reply([g, text("done")]))
     h.controller.subscribe(lambda e: h.controller.abort() if e.type == "message_end" else None)
     h.controller.submit("go")
     await g.wait_reached_async()
@@ -434,12 +436,11 @@ async def test_R22_an_abort_landing_as_the_reply_ends_takes_no_queued_input(
 
 
 @pytest.mark.parametrize(("protocol", "stop"), [("openai", "content_filter"), ("anthropic", "refusal")])
-async def test_R19_a_reply_the_service_stopped_runs_none_of_its_calls(
-    fake_server: FakeModelServer, protocol: str, stop: str
-) -> None:
+async def test_R19_a_reply_the_service_stopped_runs_none_of_its_calls(protocol: str, stop: str) -> None:
     read = ScriptedTool("read")
-    h = Harness(fake_server, protocol=protocol, tools=[read])
-    fake_server.script(Reply([text("I will"), tool_call("read", {"x": "1"}, id="c1")], stop=stop), say("ok"))
+    model = ScriptedProvider(protocol=protocol)
+    h = Harness(model, tools=[read])
+    model.script(Reply([text("I will"), tool_call("read", {"x": "1"}, id="c1")], stop=stop), say("ok"))
     h.controller.submit("go")
     await h.settled()
     end = h.run_ends()[-1]
@@ -452,15 +453,15 @@ async def test_R19_a_reply_the_service_stopped_runs_none_of_its_calls(
 
 
 async def test_R27_a_bug_in_the_pre_execution_hook_leaves_a_valid_history(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
     from ink.agent.tool import Refusal
 
     async def broken_hook(call: ToolCall, signal: object) -> Refusal | None:
         raise RuntimeError("policy bug")
 
-    h = Harness(fake_server, tools=[ScriptedTool("read")], before_tool=broken_hook)
-    fake_server.script(Reply([tool_call("read", {"x": "1"}, id="c1")]), say("carried on"), say("and again"))
+    h = Harness(model, tools=[ScriptedTool("read")], before_tool=broken_hook)
+    model.script(Reply([tool_call("read", {"x": "1"}, id="c1")]), say("carried on"), say("and again"))
     h.controller.submit("go")
     await h.settled()
     assert h.run_ends()[-1].stop_reason == "completed"  # the call failed, the run went on
@@ -470,9 +471,28 @@ async def test_R27_a_bug_in_the_pre_execution_hook_leaves_a_valid_history(
     await h.aclose()
 
 
-async def test_R14_a_bang_line_that_never_exited_reports_exit_code_null(fake_server: FakeModelServer) -> None:
-    h = Harness(fake_server, bang_exit_code=None)
+async def test_R14_a_bang_line_that_never_exited_reports_exit_code_null(model: ScriptedProvider) -> None:
+    h = Harness(model, bang_exit_code=None)
     h.controller.submit("!sleep 10")
     await h.settled()
     end = events_of(h.events, BangEnd)[0]
     assert event_to_json(end)["exitCode"] is None
+
+
+async def test_R22_R36_an_abort_during_a_bang_line_hands_input_back_in_input_restored(
+    model: ScriptedProvider,
+) -> None:
+    h = Harness(model, hold_bangs=True)
+    bang = h.controller.submit("!sleep 60")
+    await h.wait_event(BangStart)
+    queued = h.controller.submit("while the bang runs")
+    assert queued.queued is True
+    assert h.controller.abort() is True
+    await h.settled()
+    [end] = events_of(h.events, BangEnd)
+    assert end.interrupted is True and end.input_id == bang.input_id
+    [restored] = events_of(h.events, InputRestored)
+    assert [(r.input_id, r.text, r.mode) for r in restored.restored_input] == [
+        (queued.input_id, "while the bang runs", "steer")
+    ]
+    assert h.run_ends() == [] and model.requests == [] and h.controller.state == "idle"

@@ -1,7 +1,8 @@
-"""SEMANTICS R8-R16, R25, R26, R29-R32: input while running, through the real loop and the fake server.
+"""SEMANTICS R8-R16, R25, R26, R29-R32: input while running, through the real controller and loop and
+the in-memory scripted model (R1's stream that stays open needs HTTP: the fake server).
 
-Timing is controlled with gates in the fake server's replies and in scripted tools: a test acts while a
-reply or a tool is held, then opens it.
+Timing is controlled with gates in the scripted replies and in scripted tools: a test acts while a reply
+or a tool is held, then opens it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from ink.run.events import BangStart, QueueUpdate, RunStart
 from tests.events import events_of
 from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.run.harness import Harness
+from tests.scripted_provider import ScriptedProvider
 from tests.scripted_tools import ScriptedTool
 
 
 @pytest.fixture
-async def h(fake_server: FakeModelServer) -> AsyncIterator[Harness]:
-    harness = Harness(fake_server, tools=[ScriptedTool("read"), ScriptedTool("bash", safe=False)])
+async def h(model: ScriptedProvider) -> AsyncIterator[Harness]:
+    harness = Harness(model, tools=[ScriptedTool("read"), ScriptedTool("bash", safe=False)])
     yield harness
     await harness.aclose()
 
@@ -32,10 +34,10 @@ def held_reply(*steps: object) -> tuple[Gate, Reply]:
 
 
 async def test_R8_idle_input_starts_a_run_and_running_input_is_queued_and_shown(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(text("hi"))
-    fake_server.script(reply, say("second"))
+    model.script(reply, say("second"))
     first = h.controller.submit("one")
     assert first.queued is False and h.controller.state == "running"
     await g.wait_reached_async()
@@ -50,45 +52,45 @@ async def test_R8_idle_input_starts_a_run_and_running_input_is_queued_and_shown(
 
 
 async def test_R9_steer_is_taken_before_the_next_model_call_without_cancelling_anything(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(text("looking"), tool_call("read", {"x": "a"}, id="c1"))
-    fake_server.script(reply, say("ok"))
+    model.script(reply, say("ok"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.submit("use tabs")
     g.open()
     await h.settled()
-    first, second = fake_server.requests
+    first, second = model.requests
     assert first.wait_finished() == "completed"  # the held model call was not cancelled
     assert second.user_texts() == ["start", "use tabs"]
     assert second.tool_results()[0][0] == "c1"  # the steer comes after the tool's result
     assert h.run_ends()[0].stop_reason == "completed"
 
 
-async def test_R9b_steer_is_taken_at_the_would_end_point(h: Harness, fake_server: FakeModelServer) -> None:
+async def test_R9b_steer_is_taken_at_the_would_end_point(h: Harness, model: ScriptedProvider) -> None:
     g, reply = held_reply(text("all done"))
-    fake_server.script(reply, say("adjusted"))
+    model.script(reply, say("adjusted"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.submit("also update the docs")
     g.open()
     await h.settled()
-    assert fake_server.user_texts() == [["start"], ["start", "also update the docs"]]
+    assert model.user_texts() == [["start"], ["start", "also update the docs"]]
     assert h.types().count("run_end") == 1
 
 
 async def test_R10_follow_up_waits_for_the_would_end_point_and_continues_the_same_run(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(tool_call("read", {"x": "a"}, id="c1"))
-    fake_server.script(reply, say("finished"), say("summary written"))
+    model.script(reply, say("finished"), say("summary written"))
     h.controller.submit("fix it")
     await g.wait_reached_async()
     h.controller.submit("then write a summary", "follow_up")
     g.open()
     await h.settled()
-    texts = fake_server.user_texts()
+    texts = model.user_texts()
     assert texts[1] == ["fix it"]  # not taken before the model call after the tool batch
     assert texts[2] == ["fix it", "then write a summary"]
     starts, ends = h.types().count("run_start"), h.run_ends()
@@ -96,25 +98,25 @@ async def test_R10_follow_up_waits_for_the_would_end_point_and_continues_the_sam
 
 
 async def test_R11_at_the_would_end_point_steer_comes_before_follow_up(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(text("done"))
-    fake_server.script(reply, say("a"), say("b"))
+    model.script(reply, say("a"), say("b"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.submit("follow", "follow_up")
     h.controller.submit("steer")
     g.open()
     await h.settled()
-    assert fake_server.user_texts()[1:] == [["start", "steer"], ["start", "steer", "follow"]]
+    assert model.user_texts()[1:] == [["start", "steer"], ["start", "steer", "follow"]]
 
 
 async def test_R12_a_take_at_the_would_end_point_skips_the_next_steer_poll(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h = Harness(fake_server, modes=Modes(steering="one-at-a-time"))
+    h = Harness(model, modes=Modes(steering="one-at-a-time"))
     g, reply = held_reply(text("done"))
-    fake_server.script(reply, say("one"), say("two"))
+    model.script(reply, say("one"), say("two"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.submit("s1")
@@ -123,13 +125,13 @@ async def test_R12_a_take_at_the_would_end_point_skips_the_next_steer_poll(
     await h.settled()
     # s1 taken at the would-end point; the poll before the next call is skipped, so s2 waits for the
     # next would-end point instead of joining s1.
-    assert fake_server.user_texts()[1:] == [["start", "s1"], ["start", "s1", "s2"]]
+    assert model.user_texts()[1:] == [["start", "s1"], ["start", "s1", "s2"]]
     await h.aclose()
 
 
-async def test_R13_modes_are_read_at_the_start_of_each_run(h: Harness, fake_server: FakeModelServer) -> None:
+async def test_R13_modes_are_read_at_the_start_of_each_run(h: Harness, model: ScriptedProvider) -> None:
     g, reply = held_reply(text("done"))
-    fake_server.script(reply, say("a"), say("b"))
+    model.script(reply, say("a"), say("b"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.modes = Modes(follow_up="all")  # too late for this run
@@ -137,23 +139,23 @@ async def test_R13_modes_are_read_at_the_start_of_each_run(h: Harness, fake_serv
     h.controller.submit("f2", "follow_up")
     g.open()
     await h.settled()
-    assert fake_server.user_texts()[1:] == [["start", "f1"], ["start", "f1", "f2"]]  # one at a time
+    assert model.user_texts()[1:] == [["start", "f1"], ["start", "f1", "f2"]]  # one at a time
     g2, reply2 = held_reply(text("done"))
-    fake_server.script(reply2, "both")
+    model.script(reply2, "both")
     h.controller.submit("next")
     await g2.wait_reached_async()
     h.controller.submit("f3", "follow_up")
     h.controller.submit("f4", "follow_up")
     g2.open()
     await h.settled()
-    assert fake_server.user_texts()[-1][-2:] == ["f3", "f4"]  # "all" now: taken together
+    assert model.user_texts()[-1][-2:] == ["f3", "f4"]  # "all" now: taken together
 
 
 async def test_R14_steer_skips_follow_ups_and_bang_lines_are_run_by_the_controller(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(tool_call("read", {"x": "a"}))
-    fake_server.script(reply, say("done"), say("followed"))
+    model.script(reply, say("done"), say("followed"))
     h.controller.submit("start")
     await g.wait_reached_async()
     h.controller.submit("later", "follow_up")
@@ -161,7 +163,7 @@ async def test_R14_steer_skips_follow_ups_and_bang_lines_are_run_by_the_controll
     h.controller.submit("now")
     g.open()
     await h.settled()
-    texts = fake_server.user_texts()
+    texts = model.user_texts()
     assert texts[1] == ["start", "now"]  # the steer passed over the follow-up and the bang line
     assert texts[2] == ["start", "now", "later"]
     assert all("!git status" not in t for req in texts for t in req)  # never sent to the model
@@ -170,9 +172,9 @@ async def test_R14_steer_skips_follow_ups_and_bang_lines_are_run_by_the_controll
     assert order.index("run_end") < order.index("bang_start") < order.index("bang_end")
 
 
-async def test_R15_the_four_message_example(h: Harness, fake_server: FakeModelServer) -> None:
+async def test_R15_the_four_message_example(h: Harness, model: ScriptedProvider) -> None:
     g, reply = held_reply(text("working"), tool_call("read", {"x": "a"}))
-    fake_server.script(reply, say("work goes on"), say("did 1"), say("did 3"))
+    model.script(reply, say("work goes on"), say("did 1"), say("did 3"))
     h.controller.submit("task")
     await g.wait_reached_async()
     h.controller.submit("follow-up 1", "follow_up")
@@ -181,7 +183,7 @@ async def test_R15_the_four_message_example(h: Harness, fake_server: FakeModelSe
     h.controller.submit("steer 4")
     g.open()
     await h.settled()
-    assert fake_server.user_texts() == [
+    assert model.user_texts() == [
         ["task"],
         ["task", "steer 2", "steer 4"],  # steers 2 and 4 together, the current work goes on
         ["task", "steer 2", "steer 4", "follow-up 1"],
@@ -191,9 +193,9 @@ async def test_R15_the_four_message_example(h: Harness, fake_server: FakeModelSe
     assert end.stop_reason == "completed"
 
 
-async def test_R16_a_stream_of_steers_delays_follow_ups(h: Harness, fake_server: FakeModelServer) -> None:
+async def test_R16_a_stream_of_steers_delays_follow_ups(h: Harness, model: ScriptedProvider) -> None:
     gates = [Gate() for _ in range(3)]
-    fake_server.script(*(Reply([g, text(f"reply {i}")]) for i, g in enumerate(gates)), say("last"))
+    model.script(*(Reply([g, text(f"reply {i}")]) for i, g in enumerate(gates)), say("last"))
     h.controller.submit("start")
     await gates[0].wait_reached_async()
     h.controller.submit("follow", "follow_up")
@@ -205,14 +207,14 @@ async def test_R16_a_stream_of_steers_delays_follow_ups(h: Harness, fake_server:
     await gates[2].wait_reached_async()
     gates[2].open()
     await h.settled()
-    last = fake_server.user_texts()[-1]
+    last = model.user_texts()[-1]
     assert last == ["start", "steer a", "steer b", "follow"]
 
 
-async def test_R25_state_is_running_until_settled_then_idle(h: Harness, fake_server: FakeModelServer) -> None:
+async def test_R25_state_is_running_until_settled_then_idle(h: Harness, model: ScriptedProvider) -> None:
     states: list[str] = []
     h.controller.subscribe(lambda e: states.append(h.controller.state) if e.type == "run_end" else None)
-    fake_server.script(say("hi"))
+    model.script(say("hi"))
     assert h.controller.state == "idle"
     h.controller.submit("x")
     assert h.controller.state == "running"
@@ -221,12 +223,12 @@ async def test_R25_state_is_running_until_settled_then_idle(h: Harness, fake_ser
 
 
 async def test_R26_flush_runs_each_entry_as_its_own_run_and_does_not_take_the_rest(
-    fake_server: FakeModelServer,
+    model: ScriptedProvider,
 ) -> None:
-    h = Harness(fake_server, hold_bangs=True)
+    h = Harness(model, hold_bangs=True)
     g, reply = held_reply(text("first done"))
     g2, second = held_reply(text("second done"))
-    fake_server.script(reply, second, say("third done"))
+    model.script(reply, second, say("third done"))
     h.controller.submit("first")
     await g.wait_reached_async()
     h.controller.submit("!make")  # a bang line is never taken by the loop: it waits for the flush
@@ -241,25 +243,23 @@ async def test_R26_flush_runs_each_entry_as_its_own_run_and_does_not_take_the_re
     await h.settled()
     starts = events_of(h.events, RunStart)
     assert len(starts) == 3
-    assert fake_server.user_texts()[1][-1] == "second"
-    assert "third" not in fake_server.user_texts()[1]  # the flush run did not take the next entry
-    assert fake_server.user_texts()[2][-1] == "third"
+    assert model.user_texts()[1][-1] == "second"
+    assert "third" not in model.user_texts()[1]  # the flush run did not take the next entry
+    assert model.user_texts()[2][-1] == "third"
     await h.aclose()
 
 
-async def test_R29_a_reply_without_tool_calls_ends_the_run(h: Harness, fake_server: FakeModelServer) -> None:
-    fake_server.script(say("I think it is done"))
+async def test_R29_a_reply_without_tool_calls_ends_the_run(h: Harness, model: ScriptedProvider) -> None:
+    model.script(say("I think it is done"))
     h.controller.submit("do it")
     await h.settled()
     assert [e.stop_reason for e in h.run_ends()] == ["completed"]
-    assert len(fake_server.requests) == 1
+    assert len(model.requests) == 1
 
 
-async def test_R30_every_input_has_an_id_and_ends_in_one_state(
-    h: Harness, fake_server: FakeModelServer
-) -> None:
+async def test_R30_every_input_has_an_id_and_ends_in_one_state(h: Harness, model: ScriptedProvider) -> None:
     g, reply = held_reply(text("x"))
-    fake_server.script(reply, say("y"))
+    model.script(reply, say("y"))
     a = h.controller.submit("a")
     await g.wait_reached_async()
     b = h.controller.submit("b")
@@ -272,11 +272,9 @@ async def test_R30_every_input_has_an_id_and_ends_in_one_state(
     assert len({a.input_id, b.input_id, c.input_id}) == 3
 
 
-async def test_R31_every_input_gets_input_taken_with_its_mode(
-    h: Harness, fake_server: FakeModelServer
-) -> None:
+async def test_R31_every_input_gets_input_taken_with_its_mode(h: Harness, model: ScriptedProvider) -> None:
     g, reply = held_reply(text("x"))
-    fake_server.script(reply, say("y"), say("z"))
+    model.script(reply, say("y"), say("z"))
     first = h.controller.submit("first", "follow_up")
     await g.wait_reached_async()
     steer = h.controller.submit("steer")
@@ -296,10 +294,10 @@ async def test_R31_every_input_gets_input_taken_with_its_mode(
 
 
 async def test_R32_queue_entries_can_be_listed_edited_cancelled_and_switched(
-    h: Harness, fake_server: FakeModelServer
+    h: Harness, model: ScriptedProvider
 ) -> None:
     g, reply = held_reply(text("x"))
-    fake_server.script(reply, say("y"), say("z"))
+    model.script(reply, say("y"), say("z"))
     h.controller.submit("start")
     await g.wait_reached_async()
     a = h.controller.submit("typo", "follow_up")
@@ -316,7 +314,7 @@ async def test_R32_queue_entries_can_be_listed_edited_cancelled_and_switched(
     assert [q.text for q in updates[-1].queue] == ["fixed", "make me a follow-up"]
     g.open()
     await h.settled()
-    texts = fake_server.user_texts()
+    texts = model.user_texts()
     assert texts[1:] == [["start", "fixed"], ["start", "fixed", "make me a follow-up"]]
     assert "drop me" not in str(texts)
     with pytest.raises(QueueError, match="no longer queued"):
@@ -324,7 +322,7 @@ async def test_R32_queue_entries_can_be_listed_edited_cancelled_and_switched(
 
 
 async def test_R1_a_reply_ends_for_the_run_at_its_last_event_not_when_the_server_closes(
-    h: Harness, fake_server: FakeModelServer
+    fake_server: FakeModelServer,
 ) -> None:
     """A server may keep the stream open after the last event: message_end and the tools must not wait
     for it (the provider's bounded drain goes on in the background)."""
@@ -333,6 +331,7 @@ async def test_R1_a_reply_ends_for_the_run_at_its_last_event_not_when_the_server
         Reply([text("reading"), tool_call("read", {"x": "a"}, id="c1")], linger=linger), say("ok")
     )
     still_open: list[bool] = []
+    h = Harness(fake_server, tools=[ScriptedTool("read")])
     h.controller.subscribe(
         lambda e: (
             still_open.append(not fake_server.requests[0].finished.is_set())
@@ -345,3 +344,4 @@ async def test_R1_a_reply_ends_for_the_run_at_its_last_event_not_when_the_server
     assert still_open[0] is True
     linger.open()
     await h.settled()
+    await h.aclose()
