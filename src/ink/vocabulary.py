@@ -31,7 +31,7 @@ RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
 """``run_end.stopReason`` on the wire (CONTRACT): a refusal is reported as ``error``, with its text."""
 RUN_STOPS: tuple[RunStop, ...] = get_args(RunStop)
 
-Answer: TypeAlias = Literal["allow", "always", "deny"]
+Answer: TypeAlias = Literal["allow", "deny", "always"]  # in the order CONTRACT lists them
 """What the user may answer to a permission question."""
 ANSWERS: tuple[Answer, ...] = get_args(Answer)
 ALLOWING: tuple[Answer, ...] = ("allow", "always")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, ToolCancelling, ToolEnd, ToolUpdate
+from ink.agent.events import AgentEvent, ToolCancelling, ToolEnd, ToolSettled, ToolUpdate
 from ink.agent.live import UPDATE_TAIL_CHARS
 from ink.agent.scheduler import NOT_STARTED, SchedulerSettings, ToolScheduler
 from ink.agent.tool import Refusal
@@ -244,3 +244,24 @@ async def test_live_output_held_by_the_throttle_is_flushed_while_the_call_runs()
     assert last.output == "first\nsecond\nthird\n"
     slow.gate("A").set()
     await batch
+
+
+async def test_R6_tool_end_says_whether_its_result_was_shown_at_tool_settled() -> None:
+    """So that no frontend keeps its own record of what it showed: ``shown`` is True exactly for the
+    calls that had a ``tool_settled``."""
+
+    async def hook(tc: ToolCall, signal: AbortSignal) -> Refusal | None:
+        return Refusal("denied by rule") if tc.id == "B" else None
+
+    events: list[AgentEvent] = []
+    scheduler = ToolScheduler(
+        [ScriptedTool("read"), ScriptedTool("bash", safe=False)],
+        events.append,
+        AbortSignal(),
+        before_tool=hook,
+    )
+    await scheduler.run_batch([call("A", "read"), call("B", "read"), call("C", "bash")])
+    settled = {e.tool_call_id for e in events_of(events, ToolSettled)}
+    ends = {e.tool_call_id: e.shown for e in events_of(events, ToolEnd)}
+    assert settled == {"A"}  # B was refused (R4), C ran alone
+    assert ends == {"A": True, "B": False, "C": False}

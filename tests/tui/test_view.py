@@ -118,7 +118,7 @@ def test_a_concurrent_result_is_shown_at_settle_and_not_again_at_end() -> None:
         ToolStart("c1", "read", {"path": "a.txt"}),
         ToolRunning("c1"),
         ToolSettled("c1", result),
-        ToolEnd("c1", result),
+        ToolEnd("c1", result, shown=True),  # the scheduler says it was shown
     ):
         view.on_event(event)
     assert kinds(view.take_printed()) == ["tool", "output"]

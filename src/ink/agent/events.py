@@ -103,8 +103,12 @@ class ToolSettled:
 
 @dataclass(frozen=True, slots=True)
 class ToolEnd:
+    """The call's result, in call order (R3). ``shown``: it was already shown at this call's
+    ``tool_settled`` (R6), so a frontend shows it now only when this is False."""
+
     tool_call_id: str
     result: ToolResult
+    shown: bool = False
     source: Source | None = None
     type: Literal["tool_end"] = "tool_end"
 

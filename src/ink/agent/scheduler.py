@@ -126,26 +126,27 @@ class ToolScheduler:
         results: list[ToolResult] = []
         try:
             for call, task in zip(group, tasks, strict=True):
-                result = await task  # R3: tool_end strictly in call order
-                self._emit(ToolEnd(call.id, result))
+                result, settled = await task  # R3: tool_end strictly in call order
+                self._emit(ToolEnd(call.id, result, shown=settled))
                 results.append(result)
         finally:
             for task in tasks:
                 task.cancel()
         return results
 
-    async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> ToolResult:
+    async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> tuple[ToolResult, bool]:
+        """The call's result, and whether it was announced at ``tool_settled`` (so shown already)."""
         checked = await self._check(call)
         if isinstance(checked, ToolResult):
-            return checked  # R4: no tool_running, no tool_settled
+            return checked, False  # R4: no tool_running, no tool_settled
         async with slots:
             if self._signal.aborted:
                 self.tally.not_started.append(call.id)
-                return ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
+                return ToolResult(call.id, call.name, NOT_STARTED, is_error=True), False
             self._emit(ToolRunning(call.id))
             result = await self._execute(call, checked)
         self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
-        return result
+        return result, True
 
     async def _check(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
         """Validate the arguments and ask the pre-execution hook. An error result when either says no,

@@ -10,13 +10,50 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ink.agent.events import AgentEvent, Source, event_to_json
+from ink.agent.events import (
+    AgentEvent,
+    InputTaken,
+    MessageEnd,
+    MessageStart,
+    Notice,
+    RetryEvent,
+    Source,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCancelling,
+    ToolEnd,
+    ToolRunning,
+    ToolSettled,
+    ToolStart,
+    ToolUpdate,
+    event_to_json,
+)
 from ink.ai.jsonform import always
 from ink.ai.messages import Usage
 from ink.tools.processes import Survivor
 from ink.vocabulary import Decision, InputMode, RunStop
 
-__all__ = ["RunEvent", "Survivor", "event_to_json"]
+# The loop's events too: a frontend reads every event it receives from this one module.
+__all__ = [
+    "AgentEvent",
+    "InputTaken",
+    "MessageEnd",
+    "MessageStart",
+    "Notice",
+    "RetryEvent",
+    "RunEvent",
+    "Source",
+    "Survivor",
+    "TextDeltaEvent",
+    "ThinkingDeltaEvent",
+    "ToolCancelling",
+    "ToolEnd",
+    "ToolRunning",
+    "ToolSettled",
+    "ToolStart",
+    "ToolUpdate",
+    "event_to_json",
+]
 
 
 @dataclass(frozen=True, slots=True)

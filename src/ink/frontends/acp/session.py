@@ -15,34 +15,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ink.agent.events import (
-    InputTaken,
-    MessageEnd,
-    Notice,
-    RetryEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolCancelling,
-    ToolEnd,
-    ToolRunning,
-    ToolSettled,
-    ToolStart,
-    ToolUpdate,
-)
 from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
+from ink.ai.messages import ToolResult
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.rewind import AcpRewind, is_rewind
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
-from ink.run.events import (
-    BangEnd,
-    BangStart,
-    InputRestored,
-    PermissionRequest,
-    PermissionResolved,
-    RunEnd,
-    RunEvent,
-)
+from ink.frontends.reducer import EventReducer
+from ink.run import events as ev
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import ALLOWING, InputMode
 from ink.vocabulary import Answer as PermissionAnswer
@@ -64,7 +44,7 @@ class _Shown:
     diffs: tuple[dict[str, Any], ...]
 
 
-class AcpSession:
+class AcpSession(EventReducer):
     """``prompt``, ``cancel`` and ``replay`` never block; ``aclose`` is the one clean-up call."""
 
     def __init__(self, session_id: str, app: App, peer: Peer) -> None:
@@ -75,7 +55,6 @@ class AcpSession:
         self.turns = PromptTurns()
         self.closing = False
         self._calls: dict[str, _Shown] = {}
-        self._finished: set[str] = set()  # calls whose result was shown at tool_settled (R6)
         self._asked: dict[str, str] = {}  # permission request id -> tool call id
         self._asks: set[asyncio.Task[None]] = set()
         self._last_reply_stop = ""
@@ -125,84 +104,94 @@ class AcpSession:
 
     # -- from the controller -----------------------------------------------------------------------
 
-    def on_event(self, event: RunEvent) -> None:
-        if event.source is not None and not isinstance(event, PermissionRequest | PermissionResolved):
-            self._on_sub_agent(event)  # a sub-agent's work is not this conversation (R7)
-            return
-        match event:
-            case TextDeltaEvent(text=text):
-                self._update(updates.message_chunk(text))
-            case ThinkingDeltaEvent(text=text):
-                self._update(updates.thought_chunk(text))
-            case MessageEnd(message=message):
-                self._last_reply_stop = message.stop_reason
-            case ToolStart() | ToolRunning() | ToolSettled() | ToolEnd() | ToolCancelling():
-                self._on_tool(event)
-            case ToolUpdate(tool_call_id=running, output=output):
-                self._update(updates.live_output(running, output))
-            case RetryEvent(attempt=attempt, delay_seconds=delay, error=error):
-                note = f"retrying in {delay:.1f} s (attempt {attempt + 1}): {error}"
-                self._update(updates.thought_chunk(f"\n[{note}]\n"))
-            case Notice(text=text):
-                self._update(updates.thought_chunk(f"\n[{text}]\n"))
-            case InputTaken(mode=mode, inputs=inputs):
-                self._send(self.turns.taken(mode, (i.input_id for i in inputs), self._finished_reason()))
-            case RunEnd():
-                changed = event.receipt.changed_files if event.receipt is not None else None
-                if changed:  # issue 14: what a rewind to the run's input would restore
-                    listed = ", ".join(changed[:10]) + (", …" if len(changed) > 10 else "")
-                    note = f"the run changed {len(changed)} file(s): {listed}; /rewind restores them"
-                    self._update(updates.thought_chunk(f"\n[{note}]\n"))
-                restored = (i.input_id for i in event.restored_input)
-                finished = self._finished_reason()
-                self._send(self.turns.run_ended(event.stop_reason, restored, finished, event.error))
-                self._last_reply_stop = ""
-            case InputRestored(restored_input=restored):
-                self._send(self.turns.restored(i.input_id for i in restored))
-            case BangStart() | BangEnd():
-                self._on_bang(event)
-            case PermissionRequest():
-                self._ask(event)
-            case PermissionResolved(request_id=request_id, decision=decision):
-                call_id = self._asked.pop(request_id, None)
-                if call_id is not None and decision in ALLOWING:
-                    self._update(updates.status_update(call_id, "in_progress"))
+    # EventReducer: one method per event type; on_event dispatches.
 
-    def _on_sub_agent(self, event: RunEvent) -> None:
-        """A sub-agent's tool calls show as updates of the ``task`` call it works for."""
-        if isinstance(event, ToolStart) and event.source is not None:
+    def text_delta(self, event: ev.TextDeltaEvent) -> None:
+        self._update(updates.message_chunk(event.text))
+
+    def thinking_delta(self, event: ev.ThinkingDeltaEvent) -> None:
+        self._update(updates.thought_chunk(event.text))
+
+    def message_end(self, event: ev.MessageEnd) -> None:
+        self._last_reply_stop = event.message.stop_reason
+
+    def tool_start(self, event: ev.ToolStart) -> None:
+        tool = self._tool(event.name)
+        update = updates.tool_call(event.tool_call_id, event.name, event.args, tool)
+        self._calls[event.tool_call_id] = _Shown(
+            update["title"], kind_of(tool), tuple(update.get("content", ()))
+        )
+        self._update(update)
+
+    def tool_running(self, event: ev.ToolRunning) -> None:
+        self._update(updates.status_update(event.tool_call_id, "in_progress"))
+
+    def tool_update(self, event: ev.ToolUpdate) -> None:
+        self._update(updates.live_output(event.tool_call_id, event.output))
+
+    def tool_result(self, result: ToolResult) -> None:
+        shown = self._calls.get(result.tool_call_id)
+        kind = shown.kind if shown else kind_of(self._tool(result.name))
+        self._update(updates.tool_result(result, kind, shown.diffs if shown else ()))
+
+    def tool_end(self, event: ev.ToolEnd) -> None:
+        self._calls.pop(event.tool_call_id, None)
+
+    def tool_cancelling(self, event: ev.ToolCancelling) -> None:
+        call_id = event.tool_call_id
+        shown = self._calls.get(call_id)
+        title = f"{shown.title if shown else call_id} (stopping: waiting up to {event.grace_seconds:g} s)"
+        self._update({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "title": title})
+
+    def retry(self, event: ev.RetryEvent) -> None:
+        note = f"retrying in {event.delay_seconds:.1f} s (attempt {event.attempt + 1}): {event.error}"
+        self._update(updates.thought_chunk(f"\n[{note}]\n"))
+
+    def notice(self, event: ev.Notice) -> None:
+        self._update(updates.thought_chunk(f"\n[{event.text}]\n"))
+
+    def input_taken(self, event: ev.InputTaken) -> None:
+        taken = (i.input_id for i in event.inputs)
+        self._send(self.turns.taken(event.mode, taken, self._finished_reason()))
+
+    def run_end(self, event: ev.RunEnd) -> None:
+        restored = (i.input_id for i in event.restored_input)
+        finished = self._finished_reason()
+        self._send(self.turns.run_ended(event.stop_reason, restored, finished, event.error))
+        self._last_reply_stop = ""
+        changed = event.receipt.changed_files if event.receipt is not None else None
+        if changed:  # issue 14: what a rewind to the run's input would restore
+            listed = ", ".join(changed[:10]) + (", …" if len(changed) > 10 else "")
+            note = f"the run changed {len(changed)} file(s): {listed}; /rewind restores them"
+            self._update(updates.thought_chunk(f"\n[{note}]\n"))
+
+    def input_restored(self, event: ev.InputRestored) -> None:
+        self._send(self.turns.restored(i.input_id for i in event.restored_input))
+
+    def bang_start(self, event: ev.BangStart) -> None:
+        self._on_bang(event)
+
+    def bang_end(self, event: ev.BangEnd) -> None:
+        self._on_bang(event)
+
+    def permission_request(self, event: ev.PermissionRequest) -> None:
+        self._ask(event)
+
+    def permission_resolved(self, event: ev.PermissionResolved) -> None:
+        call_id = self._asked.pop(event.request_id, None)
+        if call_id is not None and event.decision in ALLOWING:
+            self._update(updates.status_update(call_id, "in_progress"))
+
+    def sub_agent(self, event: ev.RunEvent) -> None:
+        """A sub-agent's work is not this conversation (R7): its tool calls show as updates of the
+        ``task`` call it works for."""
+        if isinstance(event, ev.ToolStart) and event.source is not None:
             title = describe_call(self._tool(event.name), event.name, event.args).title
             note = updates.status_update(event.source.id, "in_progress", content=[_text_content(title)])
             self._update(note)
 
-    def _on_tool(self, event: ToolStart | ToolRunning | ToolSettled | ToolEnd | ToolCancelling) -> None:
-        call_id = event.tool_call_id
-        match event:
-            case ToolStart(name=name, args=args):
-                tool = self._tool(name)
-                update = updates.tool_call(call_id, name, args, tool)
-                self._calls[call_id] = _Shown(
-                    update["title"], kind_of(tool), tuple(update.get("content", ()))
-                )
-                self._update(update)
-            case ToolRunning():
-                self._update(updates.status_update(call_id, "in_progress"))
-            case ToolSettled(result=result) | ToolEnd(result=result):
-                if call_id not in self._finished:  # R6: a result is shown once
-                    shown = self._calls.get(call_id)
-                    kind = shown.kind if shown else kind_of(self._tool(result.name))
-                    self._update(updates.tool_result(result, kind, shown.diffs if shown else ()))
-                    self._finished.add(call_id)
-                if isinstance(event, ToolEnd):
-                    self._calls.pop(call_id, None)
-                    self._finished.discard(call_id)
-            case ToolCancelling(grace_seconds=grace):
-                shown = self._calls.get(call_id)
-                title = f"{shown.title if shown else call_id} (stopping: waiting up to {grace:g} s)"
-                self._update({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "title": title})
-
-    def _on_bang(self, event: BangStart | BangEnd) -> None:
-        if isinstance(event, BangStart):  # one bang line at a time: its end names the same call
+    def _on_bang(self, event: ev.BangStart | ev.BangEnd) -> None:
+        if isinstance(event, ev.BangStart):  # one bang line at a time: its end names the same call
             self._bang_call = f"bang-{event.input_id or next(self._bang_ids)}"
             self._update(updates.bang_call(self._bang_call, event.command))
             return
@@ -215,7 +204,7 @@ class AcpSession:
 
     # -- permission questions ----------------------------------------------------------------------
 
-    def _ask(self, event: PermissionRequest) -> None:
+    def _ask(self, event: ev.PermissionRequest) -> None:
         self._asked[event.request_id] = event.tool_call_id
         tool = self._tool(event.name)
         params = updates.permission_request(self.id, event.tool_call_id, event.name, event.args, tool)

@@ -15,40 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ink.agent.events import (
-    InputTaken,
-    MessageEnd,
-    MessageStart,
-    Notice,
-    RetryEvent,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolCancelling,
-    ToolEnd,
-    ToolRunning,
-    ToolSettled,
-    ToolStart,
-    ToolUpdate,
-)
 from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
+from ink.frontends.reducer import EventReducer
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
 from ink.frontends.tui.splitter import BlockSplitter
 from ink.frontends.tui.toolview import EXPAND_KEY, folded_output, result_blocks, summary
-from ink.run.events import (
-    BangEnd,
-    BangStart,
-    InputRestored,
-    PermissionRequest,
-    PermissionResolved,
-    QueuedInput,
-    QueueUpdate,
-    RunEnd,
-    RunEvent,
-    RunStart,
-)
+from ink.run import events as ev
 from ink.vocabulary import ALLOWING, Decision
 
 THINKING_LINES = 8  # reasoning printed before it is folded
@@ -78,7 +53,7 @@ def _no_tools(_name: str) -> Tool | None:
     return None
 
 
-class EventView:
+class EventView(EventReducer):
     """``tools`` finds a tool by the name the model calls it: each call is shown as it describes itself."""
 
     def __init__(
@@ -90,14 +65,13 @@ class EventView:
         self.text = BlockSplitter()
         self.thinking: list[str] = []
         self.tools: dict[str, ActiveTool] = {}
-        self.questions: list[PermissionRequest] = []
+        self.questions: list[ev.PermissionRequest] = []
         self._asked: dict[str, CallDescription] = {}  # request id -> the call as it was described
-        self.queue: tuple[QueuedInput, ...] = ()
+        self.queue: tuple[ev.QueuedInput, ...] = ()
         self.activity = ""
         self.activity_since = clock()
         self.folds = Folds()
         self._summaries: dict[str, str] = {}
-        self._shown: set[str] = set()  # results shown at tool_settled (R6: never twice)
         self._inputs_in_run = 0
         self.changes = 0  # bumped on every change: the app redraws when it moved
 
@@ -128,98 +102,92 @@ class EventView:
             self.thinking = ["".join(self.thinking)]
         return "".join(self.thinking)[-4000:].split("\n")[-max_lines:]
 
-    # -- events -----------------------------------------------------------------------------------
+    # -- events (EventReducer: one method per event type) -----------------------------------------
 
-    def on_event(self, event: RunEvent) -> None:
+    def on_event(self, event: ev.RunEvent) -> None:
         self.changes += 1
-        if event.source is not None and not isinstance(event, PermissionRequest | PermissionResolved):
-            self._on_sub_agent(event)  # R7: a sub-agent's work shows as tool lines only; its questions ask
-            return
-        match event:
-            case TextDeltaEvent(text=text):
-                if self.thinking:
-                    self._end_thinking()
-                self._doing("writing")
-                self._printed.extend(Block("markdown", b) for b in self.text.feed(text))
-            case ThinkingDeltaEvent(text=text):
-                self.thinking.append(text)
-                self._doing("thinking")
-            case MessageStart():
-                self._doing("waiting for the model")
-            case MessageEnd(message=message):
-                self._end_message()
-                for call in message.tool_calls:
-                    self._summaries[call.id] = self._summary(call.name, call.arguments)
-                    self.tools[call.id] = ActiveTool(
-                        call.id, self._summaries[call.id], "queued", self._clock()
-                    )
-            case _:
-                if not self._on_tool_event(event):
-                    self._on_run_event(event)
+        super().on_event(event)
 
-    def _on_tool_event(self, event: RunEvent) -> bool:
-        match event:
-            case ToolStart(tool_call_id=call_id, name=name, args=args):
-                summary = self._summaries.setdefault(call_id, self._summary(name, args))
-                self.tools[call_id] = ActiveTool(call_id, summary, "running", self._clock())
-                self._doing(f"running {name}")
-            case ToolRunning(tool_call_id=call_id):
-                if call_id in self.tools:
-                    self.tools[call_id] = replace(self.tools[call_id], status="running", since=self._clock())
-            case ToolUpdate(tool_call_id=call_id, output=output):
-                if call_id in self.tools:
-                    self.tools[call_id].output = output  # the whole bounded tail: it replaces the last
-            case ToolCancelling(tool_call_id=call_id, grace_seconds=grace):
-                tool = self.tools.get(call_id)
-                if tool is not None:
-                    self.tools[call_id] = replace(tool, status="cancelling", since=self._clock(), grace=grace)
-            case ToolSettled(tool_call_id=call_id, result=result):
-                self._shown.add(call_id)
-                self._tool_done(call_id, result)
-            case ToolEnd(tool_call_id=call_id, result=result):
-                if call_id in self._shown:
-                    self._shown.discard(call_id)
-                else:
-                    self._tool_done(call_id, result)
-            case PermissionRequest(request_id=request_id, name=name, args=args):
-                self._asked[request_id] = describe_call(self._tools(name), name, args)  # read the files now
-                self.questions.append(event)
-                self._doing("waiting for your answer")
-            case PermissionResolved(request_id=request_id, decision=decision):
-                self._resolved(request_id, decision)
-            case _:
-                return False
-        return True
+    def text_delta(self, event: ev.TextDeltaEvent) -> None:
+        if self.thinking:
+            self._end_thinking()
+        self._doing("writing")
+        self._printed.extend(Block("markdown", b) for b in self.text.feed(event.text))
 
-    def _on_run_event(self, event: RunEvent) -> None:
-        match event:
-            case RunStart():
-                self._inputs_in_run = 0
-                self._doing("waiting for the model")
-            case InputTaken(mode=mode, inputs=inputs):
-                for taken in inputs:
-                    label = "" if self._inputs_in_run == 0 else LABELS[mode]
-                    self._printed.append(Block("user", label + sanitize(shown_prompt(taken.text))))
-                    self._inputs_in_run += 1
-            case QueueUpdate(queue=queue):
-                self.queue = queue
-            case RunEnd():
-                self._run_end(event)
-            case InputRestored(restored_input=restored):
-                self._printed.append(Block("info", _restored_note(len(restored)), "dim"))
-            case BangStart(command=command):
-                self._printed.append(Block("bang", f"$ {sanitize(command)}"))
-                self._doing(f"running !{command.split(' ', 1)[0]}")
-            case BangEnd():
-                self._bang_end(event)
-            case Notice(text=text, level=level):
-                self._printed.append(Block("warning" if level == "warning" else "info", sanitize(text)))
-            case RetryEvent(attempt=attempt, delay_seconds=delay, error=error):
-                note = f"retrying in {delay:.1f}s (attempt {attempt + 1}) after: {sanitize(error)}"
-                self._printed.append(Block("info", note))
-                self._doing(f"retrying in {delay:.1f}s")
+    def thinking_delta(self, event: ev.ThinkingDeltaEvent) -> None:
+        self.thinking.append(event.text)
+        self._doing("thinking")
 
-    def described(self, question: PermissionRequest) -> CallDescription:
+    def message_start(self, event: ev.MessageStart) -> None:
+        self._doing("waiting for the model")
+
+    def message_end(self, event: ev.MessageEnd) -> None:
+        self._end_message()
+        for call in event.message.tool_calls:
+            self._summaries[call.id] = self._summary(call.name, call.arguments)
+            self.tools[call.id] = ActiveTool(call.id, self._summaries[call.id], "queued", self._clock())
+
+    def tool_start(self, event: ev.ToolStart) -> None:
+        call_id = event.tool_call_id
+        summary = self._summaries.setdefault(call_id, self._summary(event.name, event.args))
+        self.tools[call_id] = ActiveTool(call_id, summary, "running", self._clock())
+        self._doing(f"running {event.name}")
+
+    def tool_running(self, event: ev.ToolRunning) -> None:
+        call_id = event.tool_call_id
+        if call_id in self.tools:
+            self.tools[call_id] = replace(self.tools[call_id], status="running", since=self._clock())
+
+    def tool_update(self, event: ev.ToolUpdate) -> None:
+        if event.tool_call_id in self.tools:
+            self.tools[event.tool_call_id].output = event.output  # the whole bounded tail: replaces the last
+
+    def tool_cancelling(self, event: ev.ToolCancelling) -> None:
+        tool = self.tools.get(event.tool_call_id)
+        if tool is not None:
+            self.tools[tool.call_id] = replace(
+                tool, status="cancelling", since=self._clock(), grace=event.grace_seconds
+            )
+
+    def permission_request(self, event: ev.PermissionRequest) -> None:
+        described = describe_call(self._tools(event.name), event.name, event.args)  # read the files now
+        self._asked[event.request_id] = described
+        self.questions.append(event)
+        self._doing("waiting for your answer")
+
+    def permission_resolved(self, event: ev.PermissionResolved) -> None:
+        self._resolved(event.request_id, event.decision)
+
+    def run_start(self, event: ev.RunStart) -> None:
+        self._inputs_in_run = 0
+        self._doing("waiting for the model")
+
+    def input_taken(self, event: ev.InputTaken) -> None:
+        for taken in event.inputs:
+            label = "" if self._inputs_in_run == 0 else LABELS[event.mode]
+            self._printed.append(Block("user", label + sanitize(shown_prompt(taken.text))))
+            self._inputs_in_run += 1
+
+    def queue_update(self, event: ev.QueueUpdate) -> None:
+        self.queue = event.queue
+
+    def input_restored(self, event: ev.InputRestored) -> None:
+        self._printed.append(Block("info", _restored_note(len(event.restored_input)), "dim"))
+
+    def bang_start(self, event: ev.BangStart) -> None:
+        self._printed.append(Block("bang", f"$ {sanitize(event.command)}"))
+        self._doing(f"running !{event.command.split(' ', 1)[0]}")
+
+    def notice(self, event: ev.Notice) -> None:
+        self._printed.append(Block("warning" if event.level == "warning" else "info", sanitize(event.text)))
+
+    def retry(self, event: ev.RetryEvent) -> None:
+        delay = event.delay_seconds
+        note = f"retrying in {delay:.1f}s (attempt {event.attempt + 1}) after: {sanitize(event.error)}"
+        self._printed.append(Block("info", note))
+        self._doing(f"retrying in {delay:.1f}s")
+
+    def described(self, question: ev.PermissionRequest) -> CallDescription:
         """The call a question is about, as its tool described it when the question came."""
         return self._asked.get(question.request_id) or CallDescription(question.name)
 
@@ -268,9 +236,9 @@ class EventView:
         self._end_thinking()
         self._printed.extend(Block("markdown", b) for b in self.text.finish())
 
-    def _tool_done(self, call_id: str, result: ToolResult) -> None:
-        self.tools.pop(call_id, None)
-        summary = self._summaries.pop(call_id, result.name)
+    def tool_result(self, result: ToolResult) -> None:
+        self.tools.pop(result.tool_call_id, None)
+        summary = self._summaries.pop(result.tool_call_id, result.name)
         blocks, whole = result_blocks(summary, result)
         self._printed.extend(blocks)
         output = sanitize(result.output).rstrip("\n")
@@ -279,7 +247,7 @@ class EventView:
         if not self.tools:
             self._doing("waiting for the model")
 
-    def _bang_end(self, event: BangEnd) -> None:
+    def bang_end(self, event: ev.BangEnd) -> None:
         output = sanitize(event.output).rstrip("\n")
         if output:
             blocks, whole = folded_output(output, BANG_LINES, "")
@@ -291,12 +259,11 @@ class EventView:
             self._printed.append(Block("error", f"exit status {event.exit_code}"))
         self._doing("")
 
-    def _run_end(self, event: RunEnd) -> None:
+    def run_end(self, event: ev.RunEnd) -> None:
         self._end_message()
         for call_id in list(self.tools):  # calls the run ended without a result (never shown twice)
             self.tools.pop(call_id)
         self._summaries.clear()
-        self._shown.clear()
         self.questions = []
         self._asked.clear()
         self._doing("")
@@ -317,8 +284,9 @@ class EventView:
                 Block("warning", "stopped at the limit of tool batches (max_iterations); `continue` goes on")
             )
 
-    def _on_sub_agent(self, event: RunEvent) -> None:
-        if isinstance(event, ToolEnd) and event.source is not None:
+    def sub_agent(self, event: ev.RunEvent) -> None:
+        """R7: a sub-agent's work shows as tool lines only; its questions ask like any other."""
+        if isinstance(event, ev.ToolEnd) and event.source is not None:
             summary = sanitize(event.result.name)
             mark = "✗" if event.result.is_error else "✓"
             self._printed.append(
@@ -326,7 +294,7 @@ class EventView:
             )
 
 
-def _abort_blocks(event: RunEnd) -> list[Block]:
+def _abort_blocks(event: ev.RunEnd) -> list[Block]:
     """The "interrupted" line and what the abort did (R34): never worded as an error (R18)."""
     receipt = event.receipt
     redirect = receipt is not None and receipt.reason == "redirect"
