@@ -19,9 +19,13 @@ TakeMode: TypeAlias = Literal["all", "one-at-a-time"]
 """How many queued inputs of one mode a take removes (R13)."""
 TAKE_MODES: tuple[TakeMode, ...] = get_args(TakeMode)
 
-Failure: TypeAlias = Literal["refused", "error", "aborted"]
-"""How a run that did not finish its work ended: the service refused the reply, something failed
-(the provider, or ink itself), or the user (or a redirect, or shutdown) aborted it."""
+ErrorStop: TypeAlias = Literal["refused", "error"]
+"""How a failed run ended: the service itself stopped the reply (a refusal, a content filter), or
+something failed (the provider, or ink itself). Both carry the run's one error (``RunError``)."""
+
+Failure: TypeAlias = Literal[ErrorStop, "aborted"]
+"""How a run that did not finish its work ended: failed, or aborted (by the user, a redirect, shutdown):
+an abort is an outcome, not an error (R18)."""
 FAILURES: tuple[Failure, ...] = get_args(Failure)
 
 LoopStop: TypeAlias = Literal["completed", "max_iterations", Failure]

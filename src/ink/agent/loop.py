@@ -24,7 +24,7 @@ from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider, ToolSpec
-from ink.vocabulary import INPUT_MODES, InputMode, LoopStop
+from ink.vocabulary import INPUT_MODES, ErrorStop, InputMode, LoopStop
 
 MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batches (max iterations)."
 REPLY_FAILED_TEXT = "Not executed: the model reply failed or was stopped by the service."
@@ -118,12 +118,41 @@ class LoopSetup:
 
 
 @dataclass(frozen=True, slots=True)
+class RunError:
+    """The one error a run fails with, whatever failed: its stop reason (``refused`` or ``error``),
+    what the user is told (``str()``, ``run_end.error``) and the exception behind it (a
+    ``ProviderError``, or a bug of ink)."""
+
+    stop: ErrorStop
+    message: str
+    cause: BaseException
+
+    @classmethod
+    def of(cls, exc: BaseException) -> RunError:
+        if isinstance(exc, Refused):
+            return cls("refused", str(exc), exc)
+        if isinstance(exc, ProviderError):
+            return cls("error", str(exc), exc)
+        return cls("error", f"internal error: {type(exc).__name__}: {exc}", exc)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
 class LoopResult:
+    """``error`` is set exactly when ``stop_reason`` is ``refused`` or ``error``."""
+
     stop_reason: LoopStop
     usage: Usage
     batches: int
     tally: CancelTally = field(default_factory=CancelTally)
-    error: ProviderError | None = None
+    error: RunError | None = None
+
+    @classmethod
+    def failed(cls, exc: BaseException, usage: Usage, batches: int, tally: CancelTally) -> LoopResult:
+        error = RunError.of(exc)
+        return cls(error.stop, usage, batches, tally, error)
 
 
 async def run_loop(
@@ -140,8 +169,8 @@ async def run_loop(
     usage = Usage()
     batches = stops = 0
 
-    def result(stop: LoopStop, error: ProviderError | None = None) -> LoopResult:
-        return LoopResult(stop, usage, batches, tools.tally, error)
+    def result(stop: LoopStop) -> LoopResult:
+        return LoopResult(stop, usage, batches, tools.tally)
 
     async def commit(pending: Sequence[PendingInput]) -> bool:
         context = ""
@@ -169,8 +198,8 @@ async def run_loop(
             await commit(source.take_steering())  # R9 (a)
         skip_steer_poll = False
         reply = await _model_call(history, setup, tools, signal, emit)
-        if isinstance(reply, ProviderError):
-            return result("error", reply)
+        if isinstance(reply, ProviderError):  # R27: refused or failed, one channel either way
+            return LoopResult.failed(reply, usage, batches, tools.tally)
         if reply is not None:
             usage += reply.usage  # an aborted reply's tokens were spent too
         if reply is None or reply.stop_reason == "aborted":

@@ -22,6 +22,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
+from ink.agent.scheduler import CancelTally
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.run.events import (
     AbortReceipt,
@@ -317,10 +318,8 @@ class RunController:
         except Exception as exc:  # a bug must not end the process (R27), nor leave the history invalid
             log.exception("run %s failed", run_id)
             self._answer_dangling_calls()
-            result = LoopResult("error", Usage(), 0)
-            return await self._settle(run_id, result, signal, f"internal error: {type(exc).__name__}: {exc}")
-        error = str(result.error) if result.error is not None else None
-        return await self._settle(run_id, result, signal, error)
+            result = LoopResult.failed(exc, Usage(), 0, CancelTally())
+        return await self._settle(run_id, result, signal)
 
     def _reply_cut(self) -> bool:
         """Whether the run ended on a reply the model's output token limit cut off (``stop_reason`` length):
@@ -335,9 +334,10 @@ class RunController:
             self.history.append(result)
             self._emit(ToolEnd(call.id, result))
 
-    async def _settle(self, run_id: str, result: LoopResult, signal: AbortSignal, error: str | None) -> bool:
-        """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report."""
-        stop = "aborted" if signal.aborted and result.stop_reason != "error" else result.stop_reason
+    async def _settle(self, run_id: str, result: LoopResult, signal: AbortSignal) -> bool:
+        """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report. A run
+        that failed reports its error even when an abort came too late to matter."""
+        stop = "aborted" if signal.aborted and result.error is None else result.stop_reason
         if stop in ("completed", "max_iterations"):
             self._emit(RunEnd(run_id, stop, usage=result.usage, truncated=self._reply_cut() or None))
             return True
@@ -357,6 +357,7 @@ class RunController:
                 tuple(r.input_id for r in restored),
                 changed,
             )
+        error = str(result.error) if result.error is not None else None
         self._emit(RunEnd(run_id, wire_stop(stop), restored, result.usage, error=error, receipt=receipt))
         return False
 
