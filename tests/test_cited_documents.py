@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CITED = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.md)\b")
+ISSUE = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
 
 
 def _citing_files() -> list[Path]:
@@ -37,3 +38,15 @@ def test_every_cited_markdown_document_exists() -> None:
         if _cites(path, name) and not _exists(name, path)
     ]
     assert not missing, "cited but not in the repository:\n" + "\n".join(missing)
+
+
+def test_nothing_cites_an_issue_text() -> None:
+    """Issue texts live in the tracker, not in the repository: a reader of the code or the docs cannot
+    follow "(issue 12)". What a document must say is said in docs/."""
+    citing = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in _citing_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ISSUE.search(line)
+    ]
+    assert not citing, "cites an issue:\n" + "\n".join(citing)

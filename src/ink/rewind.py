@@ -1,4 +1,4 @@
-"""Rewind: the workspace, the conversation, or both, back to just before an input was taken (issue 14).
+"""Rewind: the workspace, the conversation, or both, back to just before an input was taken.
 
 ``Rewinder.rewind`` first stops a run that is going on (an abort like any other: R17-R23, so the history
 stays valid), then restores what was asked, as a command occupying the controller (input that arrives

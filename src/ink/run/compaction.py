@@ -1,4 +1,4 @@
-"""Keeping the history inside the model's window: compaction (issue 6).
+"""Keeping the history inside the model's window: compaction.
 
 ``Compactor`` is the loop's ``ContextKeeper``. Before each model call it estimates the request's size
 (``context.estimate_tokens``); past ``window - reserve`` it compacts: the model summarises the older part

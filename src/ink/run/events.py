@@ -160,7 +160,7 @@ class PermissionResolved:
 
 @dataclass(frozen=True, slots=True)
 class RewindEnd:
-    """A rewind (issue 14) ended: ``ok``, or ``error`` and nothing changed (``changed_outside``: the
+    """A rewind ended: ``ok``, or ``error`` and nothing changed (``changed_outside``: the
     files changed outside ink that made it refuse). ``written``/``removed``: files restored and files
     removed; ``undo``: the checkpoint that undoes them. Undone inputs come back in ``input_restored``."""
 

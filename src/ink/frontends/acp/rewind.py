@@ -1,4 +1,4 @@
-"""``/rewind`` over ACP (issue 14, docs/rewind.md): a slash command the editor offers, answered by ink itself.
+"""``/rewind`` over ACP (docs/rewind.md): a slash command the editor offers, answered by ink itself.
 
     /rewind                           the inputs to rewind to, numbered newest first, with their files
     /rewind N [files|conversation]    back to just before input N: both (default), or one of them

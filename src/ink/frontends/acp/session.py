@@ -160,7 +160,7 @@ class AcpSession(EventReducer):
         self._send(self.turns.run_ended(event.stop_reason, restored, finished, event.error))
         self._last_reply_stop = ""
         changed = event.receipt.changed_files if event.receipt is not None else None
-        if changed:  # issue 14: what a rewind to the run's input would restore
+        if changed:  # what a rewind to the run's input would restore
             listed = ", ".join(changed[:10]) + (", …" if len(changed) > 10 else "")
             note = f"the run changed {len(changed)} file(s): {listed}; /rewind restores them"
             self._update(updates.thought_chunk(f"\n[{note}]\n"))

@@ -1,7 +1,7 @@
 """Reading JSON so that every value read can be written back as it came.
 
 Python reads ``1e400`` as infinity and ``NaN`` as not-a-number, neither of which JSON can express: an id
-read that way would be echoed as ``null`` (issue 11). ``load_json`` refuses such a line instead, with
+read that way would be echoed as ``null``. ``load_json`` refuses such a line instead, with
 an error that names the number, so a client never gets an answer it cannot match to its request.
 """
 

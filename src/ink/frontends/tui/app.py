@@ -106,7 +106,7 @@ class TuiApp:
             erase_when_done=True,
             mouse_support=False,
         )
-        # Esc must interrupt at once (issue 12). A terminal sends an escape sequence (an arrow, Alt+Enter)
+        # Esc must interrupt at once. A terminal sends an escape sequence (an arrow, Alt+Enter)
         # in one write, so a lone Esc is a key after ESCAPE_SECONDS, and no binding waits for a second
         # key typed by hand: Esc then Enter is no longer Alt+Enter.
         self.app.ttimeoutlen = ESCAPE_SECONDS

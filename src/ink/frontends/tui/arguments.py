@@ -1,4 +1,4 @@
-"""Tab after a slash command's name completes its argument; Tab after ``@`` completes a path (issue 12).
+"""Tab after a slash command's name completes its argument; Tab after ``@`` completes a path.
 
 ``/model <Tab>`` offers the provider's known models, ``/resume <Tab>`` the sessions of this directory,
 ``@src/<Tab>`` the entries of ``src`` (.gitignore honoured). The command names themselves are completed

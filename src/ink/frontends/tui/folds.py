@@ -1,4 +1,4 @@
-"""Every tool result (and long thinking, and shell output) kept whole, to be shown again later (issue 12).
+"""Every tool result (and long thinking, and shell output) kept whole, to be shown again later.
 
 A printed result may be folded to its first lines; its whole text stays here, under the title of the call
 it belongs to. Ctrl+O walks back through the folded ones, newest first, one per press; ``/folds`` lists

@@ -1,4 +1,4 @@
-"""Prompt history kept per project across sessions (issue 12): ``$INK_HOME/history/<project>.txt``.
+"""Prompt history kept per project across sessions: ``$INK_HOME/history/<project>.txt``.
 
 Up on an empty input while idle walks back through it; with text typed, Up finds the earlier prompts
 that start with that text. The file is the project's (its path hashed), never shared with another.

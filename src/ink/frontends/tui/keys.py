@@ -1,4 +1,4 @@
-"""The key map (issue 4): each key calls one method of the app; the controller does the rest.
+"""The key map: each key calls one method of the app; the controller does the rest.
 
 ``KEYS`` is the one list of what each key does: ``/help`` prints it and the README copies it.
 """

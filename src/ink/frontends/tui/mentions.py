@@ -1,4 +1,4 @@
-"""``@path`` in a prompt: the file's text (or a folder's listing) goes with it, bounded (issue 12).
+"""``@path`` in a prompt: the file's text (or a folder's listing) goes with it, bounded.
 
 ``attach`` turns ``look at @src/app.py`` into the prompt the model gets: the text as typed, then one
 ``<attached path="...">`` section per mention. ``typed_part`` gives back what the user typed (the

@@ -1,4 +1,4 @@
-"""Blocks into terminal text, with rich: markdown (code highlighted) once per finished block (issue 4).
+"""Blocks into terminal text, with rich: markdown (code highlighted) once per finished block.
 
 Each block is rendered exactly once, when it is printed into the scrollback; nothing here is redrawn.
 Text is always handed to rich as ``Text`` (never markup), so brackets in a model's reply stay brackets.

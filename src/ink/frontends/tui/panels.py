@@ -154,7 +154,7 @@ def question_fragments(
     max_rows: int,
     keys: str = "live",
 ) -> Fragments:
-    """The inline permission prompt (issue 7): what the tool wants to do (at most ``max_rows`` rows of
+    """The inline permission prompt: what the tool wants to do (at most ``max_rows`` rows of
     it) and the answer keys. ``keys``: "live" (they answer), "typing" (the editor has text, so they
     type), or "in 0.3s" (the question has not been shown long enough yet)."""
     more = f" (+{waiting} more waiting)" if waiting else ""

@@ -1,4 +1,4 @@
-"""When a key answers a permission question, and when it is text for the editor (issue 12).
+"""When a key answers a permission question, and when it is text for the editor.
 
 A question pops up while the user may be typing: keys meant for the editor must never answer it (a
 sentence with an ``a`` in it once saved an always-allow rule). So ``y``/``a``/``n`` answer only when the

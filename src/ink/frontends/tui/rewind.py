@@ -1,4 +1,4 @@
-"""The rewind picker (issue 14): Esc Esc on an empty input, or ``/rewind``, lists the inputs to go back to.
+"""The rewind picker: Esc Esc on an empty input, or ``/rewind``, lists the inputs to go back to.
 
 Newest first, each with the files its work changed. Up/Down choose; Enter rewinds the files and the
 conversation, ``f`` the files only, ``c`` the conversation only; Esc closes. The rewind itself is the

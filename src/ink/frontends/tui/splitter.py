@@ -1,4 +1,4 @@
-"""Cutting a streamed reply into finished markdown blocks, so each is rendered once (issue 4).
+"""Cutting a streamed reply into finished markdown blocks, so each is rendered once.
 
 Text arrives in small chunks. A block is finished when the text after it proves it cannot continue: a
 blank line followed by a line that is not a continuation (not indented, not the next item of a list), or

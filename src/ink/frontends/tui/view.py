@@ -1,4 +1,4 @@
-"""The renderer: run events in, printed blocks and the live area's state out (issue 4).
+"""The renderer: run events in, printed blocks and the live area's state out.
 
 ``EventView.on_event`` is called for every controller event, on the event loop, and must stay cheap: it
 appends to buffers and never touches the terminal. The app takes the finished blocks with
@@ -321,7 +321,7 @@ def _abort_blocks(event: ev.RunEnd) -> list[Block]:
             blocks.append(
                 Block("warning", f"process {survivor.pid} ({sanitize(survivor.command)}) is still running")
             )
-        if receipt.changed_files:  # issue 14: what a rewind to the run's input would restore
+        if receipt.changed_files:  # what a rewind to the run's input would restore
             files = receipt.changed_files
             shown = ", ".join(sanitize(f) for f in files[:5]) + (", …" if len(files) > 5 else "")
             blocks.append(
