@@ -103,8 +103,10 @@ async def test_R17_R35_abort_kills_the_whole_process_group_of_a_running_command(
     await h.wait_event(ToolStart, tool_call_id="b1")
     await wait_until(lambda: (tmp_path / "started").exists() and registry.entries, what="command started")
     [entry] = registry.entries
-    group = [entry.pid, *(c.pid for c in psutil.Process(entry.pid).children(recursive=True))]
-    assert len(group) >= 2
+    shell = psutil.Process(entry.pid)
+    # "started" is written before the shell forks its two sleeps: wait until both are there
+    await wait_until(lambda: len(shell.children(recursive=True)) >= 2, what="both sleeps started")
+    group = [entry.pid, *(c.pid for c in shell.children(recursive=True))]
     h.controller.abort()
     await h.settled()
     assert [p for p in group if _alive(p)] == []
