@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Literal
 
 from ink.ai.anthropic_convert import anthropic_body
@@ -57,6 +57,8 @@ class ScriptedProvider:
         self.protocol = protocol
         self._script: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        self.responder: Callable[[RecordedRequest], Reply | Fault | str] | None = None
+        """Answers a request when the script is empty (as the fake server's ``responder``)."""
         self._arrived = asyncio.Event()
         self.script(*replies)
 
@@ -122,9 +124,12 @@ class ScriptedProvider:
         problem = check(recorded.body)
         if problem is not None:
             raise BadRequest(problem, status=400, provider=self.name)
-        if not self._script:
+        if self._script:
+            reply = self._script.popleft()
+        elif self.responder is not None:
+            reply = as_reply(self.responder(recorded))
+        else:
             raise ScriptExhausted(f"scripted provider: request {recorded.index} has no scripted reply")
-        reply = self._script.popleft()
         fault = reply.fault
         if fault is not None and fault.kind != "disconnect":
             raise _fault_error(fault, self.name)

@@ -1,8 +1,9 @@
 """A hypothesis state machine over the run controller (R8-R36, the ledger invariant of R30).
 
 Actions: submit (steer, follow-up, bang line), queue edits (edit, cancel, switch mode), abort,
-interrupt-and-redirect, model reply, tool finish, provider error. Everything is real: the controller, the
-loop, an OpenAI-protocol provider over HTTP to the fake server in strict mode, a scripted serial tool.
+interrupt-and-redirect, model reply, tool finish, provider error. Everything is real but the model: the
+controller, the loop, a scripted serial tool; the model is the in-memory scripted provider, which checks
+every request against the strict OpenAI history rules.
 
 After every action the system is driven to a quiet point: idle, or blocked at a gate the machine controls
 (a held model reply or a held tool). Then the invariant is checked: every submitted input ends exactly
@@ -23,8 +24,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ink.ai.messages import UserMessage
 from ink.run.events import InputRestored, RunEnd
 from ink.run.ledger import QueueError
-from tests.fakeserver import FakeModelServer, Fault, Gate, Reply, text, tool_call
+from tests.fakeserver import Fault, Gate, Reply, text, tool_call
 from tests.run.harness import Harness
+from tests.scripted_provider import ScriptedProvider
 from tests.scripted_tools import ScriptedTool
 
 SCRIPTED_FAILURE = "scripted failure"
@@ -34,7 +36,7 @@ class ControllerMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self.server = FakeModelServer().start()
+        self.server = ScriptedProvider()
         self.server.responder = self._respond
         self.tool = ScriptedTool("work", safe=False)
         self.harness = self.loop.run_until_complete(self._make_harness())
@@ -255,7 +257,6 @@ class ControllerMachine(RuleBasedStateMachine):
         finally:
             self.loop.run_until_complete(self.harness.aclose())
             self.loop.close()
-            self.server.stop()
 
 
 ControllerMachine.TestCase.settings = settings(
