@@ -3,10 +3,10 @@
 It implements the ``Provider`` protocol the way the real providers do: events in order, a
 ``ToolCallReady`` as soon as a call is whole, one ``ReplyDone`` at the end, a ``ProviderError`` on
 failure, and cancellation is the abort. Each request is checked with the fake server's strict history
-rules (the OpenAI Chat Completions body ink would send): a history the real service would refuse fails
-the request with ``BadRequest``, as over HTTP. So the loop and the controller are tested for their
-semantics (R1-R36) at in-process speed; what HTTP adds (streams, retries, timeouts) is tested against
-the fake server.
+rules, on the body ink would send (OpenAI Chat Completions or Anthropic Messages): a history the real
+service would refuse fails the request with ``BadRequest``, as over HTTP. So the loop and the controller
+are tested for their semantics (R1-R36) at in-process speed; what HTTP adds (streams, retries,
+timeouts) is tested against the fake server.
 
 A script is the fake server's: ``Reply`` objects of ``Text``, ``Thinking``, ``ToolCallStep``, ``Gate``,
 ``Pause`` and ``Disconnect`` steps, a ``Fault`` (``http``, ``context_overflow``, ``disconnect``), or a
