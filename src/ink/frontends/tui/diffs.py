@@ -1,5 +1,5 @@
 """A unified diff as styled lines: the code highlighted for its language, and within a changed line the
-words that changed marked (issue 12), for the scrollback (rich) and the question panel (prompt_toolkit).
+words that changed marked, for the scrollback (rich) and the question panel (prompt_toolkit).
 
 Pure data: ``diff_lines`` reads the text of a unified diff (the language from its ``+++`` file name,
 with pygments, which rich already depends on) and returns lines of ``Part``s; each renderer maps a part's

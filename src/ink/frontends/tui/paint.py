@@ -34,7 +34,7 @@ KIND_STYLES = {
 TONE_STYLES = {"ok": "green", "error": "red", "interrupted": "yellow", "dim": "dim"}
 DIFF_HEADERS = {"file": "bold", "hunk": "cyan", "note": "dim"}
 DIFF_SIGNS = {"add": "green", "del": "red", "context": "dim"}
-# Backgrounds of a changed line, and brighter ones for the words in it that changed (issue 12).
+# Backgrounds of a changed line, and brighter ones for the words in it that changed.
 DIFF_LINE_BG = {"add": "#12351c", "del": "#3d1518"}
 DIFF_WORD_BG = {"add": "#23753a", "del": "#8a2a2f"}
 GROUPS = {"markdown": "reply", "thinking": "reply", "user": "user", "tool": "tool", "output": "tool"}
