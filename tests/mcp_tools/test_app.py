@@ -137,7 +137,7 @@ async def test_a_crash_mid_call_is_an_error_result_and_the_rest_works(
     assert "did not start within 1 s" in (states["hang"][1] or "")
 
 
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("protocol", ["openai", "openai-responses", "anthropic"])
 async def test_a_tool_image_reaches_a_model_that_takes_images(
     fake_server: FakeModelServer, tmp_path: Path, protocol: str
 ) -> None:
@@ -154,9 +154,13 @@ async def test_a_tool_image_reaches_a_model_that_takes_images(
         await app.aclose()
     assert [e.stop_reason for e in events.ends()] == ["completed"]
     body = fake_server.requests[1].body
-    sent = json.dumps(body["messages"])
+    sent = json.dumps(body["input" if protocol == "openai-responses" else "messages"])
     assert "iVBORw0KGgo" in sent  # the PNG's base64, as the server sent it
-    if protocol == "anthropic":
+    if protocol == "openai-responses":
+        output, images = body["input"][-2:]
+        assert output["type"] == "function_call_output" and "[image: image/png, 69 bytes]" in output["output"]
+        assert images["role"] == "user" and images["content"][1]["image_url"].startswith("data:image/png")
+    elif protocol == "anthropic":
         result = body["messages"][-1]["content"][0]
         assert result["type"] == "tool_result" and result["content"][1]["type"] == "image"
     else:

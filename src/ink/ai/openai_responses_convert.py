@@ -67,9 +67,16 @@ def responses_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 def responses_input(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
     """``images``: the model takes images, so a user's attached images go with its text (else the text,
-    which names them, goes alone)."""
+    which names them, goes alone). A ``function_call_output`` holds text only, so the images of a batch's
+    results follow its last output as one user message (the text of each result names them)."""
     items: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
     for message in messages:
+        if pending and not isinstance(message, ToolResult):
+            items.append(_images_message(pending))
+            pending = []
+        if images and isinstance(message, ToolResult) and message.images:
+            pending += [_input_image(image) for image in message.images]
         match message:
             case UserMessage(text=text, images=attached) if images and attached:
                 parts = [{"type": "input_text", "text": text}, *map(_input_image, attached)]
@@ -83,7 +90,14 @@ def responses_input(messages: Sequence[Message], *, images: bool = False) -> lis
                 )
             case AssistantMessage():
                 items.extend(_assistant_items(message))
+    if pending:
+        items.append(_images_message(pending))
     return items
+
+
+def _images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    text = {"type": "input_text", "text": "The images returned by the tool calls above:"}
+    return {"role": "user", "content": [text, *parts]}
 
 
 def _input_image(image: ToolImage) -> dict[str, Any]:
