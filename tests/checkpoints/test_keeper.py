@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ink.checkpoints import shadow_repo_for
+import pytest
+
+from ink.agent.events import InputTaken, TakenInput
+from ink.checkpoints import shadow, shadow_repo_for
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
+from ink.checkpoints.shadow import TooManyFiles
 from ink.tools import ProcessRegistry, default_tools
 from tests.fakeserver import FakeModelServer, call, say
 from tests.run.harness import Harness
@@ -65,3 +69,23 @@ async def test_each_input_gets_a_checkpoint_and_a_rewind_restores_the_tree(
     finally:
         await checkpoints.aclose()
         await harness.aclose()
+
+
+async def test_a_workspace_with_too_many_files_turns_checkpoints_off_for_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ink started in a huge directory (a home folder): one refusal, then no more walks of the tree."""
+    monkeypatch.setattr(shadow, "MAX_NEW_FILES", 5)
+    work = tmp_path / "work"
+    work.mkdir()
+    for n in range(8):
+        (work / f"f{n}.txt").write_text(f"{n}\n")
+    checkpoints = keeper(tmp_path, work)
+    with pytest.raises(TooManyFiles, match=r"8 files .* new to the checkpoint store"):
+        await checkpoints.repo.snapshot("direct")
+    checkpoints.warm()
+    checkpoints.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
+    await checkpoints.settled()
+    assert checkpoints.off and checkpoints.all() == []
+    assert not list((tmp_path / "inkhome" / "checkpoints" / "repos").glob("*.git/refs/ink/*"))
+    await checkpoints.aclose()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo
+from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles
 
 log = logging.getLogger(__name__)
 CLOSE_SECONDS = 30.0
@@ -133,6 +133,7 @@ class Checkpoints:
         self._end_commit: str | None = record.end  # the workspace at the end of the last run
         self._chain: asyncio.Task[None] | None = None
         self._warming: asyncio.Task[None] | None = None
+        self.off = False  # the workspace is too big to keep (shadow.MAX_NEW_FILES)
 
     def all(self) -> list[Checkpoint]:
         return sorted(self.record.records.values(), key=lambda c: c.time)
@@ -152,7 +153,8 @@ class Checkpoints:
             for taken in getattr(event, "inputs", ()):
                 # listed at once (its commit comes with the snapshot: whoever restores waits for it)
                 pending = Checkpoint(taken.input_id, taken.text, self._run_id, time.time(), "")
-                self.record.records[taken.input_id] = pending
+                if not self.off:
+                    self.record.records[taken.input_id] = pending
                 self._then(functools.partial(self._take, pending))
         elif kind == "run_end" and getattr(event, "run_id", None) not in self._closed:
             self._then(self._close)
@@ -247,8 +249,15 @@ class Checkpoints:
         async def chained() -> None:
             if previous is not None:
                 await asyncio.wait({previous})
+            if self.off:
+                return
             try:
                 await step()
+            except TooManyFiles as exc:
+                self.off = True  # every later snapshot would walk the whole tree to refuse again
+                for input_id in [i for i, c in self.record.records.items() if not c.commit]:
+                    del self.record.records[input_id]  # listed while pending: there will be none
+                log.warning("%s", exc)
             except (ShadowError, OSError) as exc:
                 log.warning("workspace checkpoint failed: %s", exc)
 

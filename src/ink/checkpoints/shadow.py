@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
 GIT_TIMEOUT = 300.0
 _ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -43,6 +44,10 @@ ALWAYS_EXCLUDED = (".ink/",)
 
 class ShadowError(Exception):
     """A git command of the shadow store failed; the message has git's words."""
+
+
+class TooManyFiles(ShadowError):
+    """The workspace has more new files than one snapshot takes (``MAX_NEW_FILES``); nothing was stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +164,13 @@ class ShadowRepo:
         large = self.git_dir / f"large-{self.index.name}"
         large.unlink(missing_ok=True)  # listed afresh: a file may have shrunk
         listing = await self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        big = await asyncio.to_thread(self._large, [p for p in listing.split("\0") if p])
+        paths = [p for p in listing.split("\0") if p]
+        if len(paths) > MAX_NEW_FILES:
+            raise TooManyFiles(
+                f"{len(paths):,} files in {self.workspace} are new to the checkpoint store (the limit is "
+                f"{MAX_NEW_FILES:,}): checkpoints are off for this session"
+            )
+        big = await asyncio.to_thread(self._large, paths)
         large.write_text("".join(f"/{_glob_escape(p)}\n" for p in big if "\n" not in p))
         if big:
             await self._git(
