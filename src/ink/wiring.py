@@ -42,6 +42,7 @@ from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
 
 if TYPE_CHECKING:
+    from ink.ai.messages import ToolImage
     from ink.mcp.catalogue import McpCatalogue
     from ink.mcp.manager import McpManager
     from ink.mcp.tool import McpTool
@@ -80,14 +81,21 @@ class App:
             self.controller.subscribe(self.session.on_event) if self.session is not None else lambda: None
         )
 
-    def submit(self, text: str, mode: InputMode = "steer", *, reserved: Iterable[str] = ()) -> Submitted:
+    def submit(
+        self,
+        text: str,
+        mode: InputMode = "steer",
+        *,
+        reserved: Iterable[str] = (),
+        images: tuple[ToolImage, ...] = (),
+    ) -> Submitted:
         """``controller.submit`` after expanding a custom command (``/name args``; the names in
         ``reserved`` are the frontend's own and stay as they are). A command's ``allowed-tools`` hold
-        while its prompt is the latest one in the history."""
+        while its prompt is the latest one in the history. ``images`` go with the text."""
         expansion = self.commands.expand(text, reserved)
         if expansion is None:
-            return self.controller.submit(text, mode)
-        submitted = self.controller.submit(expansion.text, mode)
+            return self.controller.submit(text, mode, images)
+        submitted = self.controller.submit(expansion.text, mode, images)
         allowed = expansion.command.allowed_tools
         if allowed is not None and self.command_limit is not None:
             self.command_limit.limit(submitted.input_id, expansion.command.name, allowed)

@@ -250,3 +250,36 @@ def test_sigterm_aborts_answers_cancelled_and_exits_143(
     assert ink.wait_response(prompt)["result"] == {"stopReason": "cancelled"}
     assert ink.wait_exit() == 143
     gate.open()
+
+
+PNG_DATA = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_an_image_in_a_prompt_reaches_a_model_that_takes_images(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path, protocol: str
+) -> None:
+    fake_server.script(say("A dot."))
+    ink = start_acp(protocol=protocol)
+    session = open_session(ink, project)
+    image = {"type": "image", "data": PNG_DATA, "mimeType": "image/png"}
+    prompt = ink.send("session/prompt", sessionId=session, prompt=[*text_prompt("what is this? "), image])
+    assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
+    [user] = [m for m in fake_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert user["content"][0]["text"] == "what is this? [image 1: image/png]"
+    if protocol == "anthropic":
+        assert user["content"][1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG_DATA}
+    else:
+        assert user["content"][1]["image_url"]["url"] == f"data:image/png;base64,{PNG_DATA}"
+
+
+def test_a_model_without_images_says_so_at_initialize_and_refuses_an_image(
+    start_acp: StartAcp, project: Path
+) -> None:
+    ink = start_acp("--model", "o3-mini")
+    capabilities = ink.ok("initialize", protocolVersion=1, clientCapabilities={})["agentCapabilities"]
+    assert capabilities["promptCapabilities"]["image"] is False
+    session = ink.ok("session/new", cwd=str(project), mcpServers=[])["sessionId"]
+    image = [{"type": "image", "data": PNG_DATA, "mimeType": "image/png"}]
+    error = ink.error("session/prompt", sessionId=session, prompt=image)
+    assert error["code"] == -32602 and "does not take images" in error["message"]

@@ -17,7 +17,8 @@ def test_initialize_announces_version_capabilities_and_agent(start_acp: StartAcp
     assert result["protocolVersion"] == 1
     capabilities = result["agentCapabilities"]
     assert capabilities["loadSession"] is True
-    assert capabilities["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
+    # The default model takes images, so prompts may hold them (test_prompts: one that does not).
+    assert capabilities["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert result["authMethods"] == []
     assert result["agentInfo"]["name"] == "ink" and result["agentInfo"]["version"]
     assert ink.ok("authenticate", methodId="anything") == {}
@@ -82,12 +83,15 @@ def test_errors_carry_the_request_id_and_the_standard_code(start_acp: StartAcp, 
 def test_bad_prompts_are_invalid_params(start_acp: StartAcp, project: Path) -> None:
     ink = start_acp()
     session = open_session(ink, project)
-    image = [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]
-    cases = [image, [], text_prompt("   "), "just a string", [{"type": "video"}], [{"type": "text"}]]
-    for prompt in cases:
+    audio = [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}]
+    not_base64 = [{"type": "image", "data": "not base64!", "mimeType": "image/png"}]
+    not_an_image = [{"type": "image", "data": "AAAA", "mimeType": "text/plain"}]
+    cases = [audio, not_base64, not_an_image, [], text_prompt("   "), "just a string", [{"type": "video"}]]
+    for prompt in [*cases, [{"type": "text"}]]:
         error = ink.error("session/prompt", sessionId=session, prompt=prompt)
         assert error["code"] == -32602, (prompt, error)
-    assert "image" in ink.error("session/prompt", sessionId=session, prompt=image)["message"]
+    assert "audio" in ink.error("session/prompt", sessionId=session, prompt=audio)["message"]
+    assert "not base64" in ink.error("session/prompt", sessionId=session, prompt=not_base64)["message"]
 
 
 def test_notifications_never_get_an_answer_even_when_they_fail(

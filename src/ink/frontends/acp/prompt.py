@@ -2,37 +2,79 @@
 
 Text blocks and resource links are joined in place (a link reads ``[name](path)``; ``file://`` URIs
 become plain paths the tools can open). An embedded resource (``embeddedContext``) is referenced in place
-the same way and its text is appended after the prompt inside a ``<context>`` element. Images and audio
-are not supported (the capabilities say so); a prompt with them is invalid, as is an empty one.
+the same way and its text is appended after the prompt inside a ``<context>`` element. An image goes as
+image content of the user message (named in place, ``[image 1: image/png]``) when the session's model
+takes images (the capabilities say so at ``initialize``); otherwise, and for audio, the prompt is invalid,
+as is an empty one.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from ink.ai.messages import ToolImage
+
+MAX_IMAGE_CHARS = 7 * 1024 * 1024  # base64 of the 5 MB a model accepts in one image
 
 
 class InvalidPrompt(ValueError):
     """The prompt cannot be used; the message says why (it becomes the -32602 error's message)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    text: str
+    images: tuple[ToolImage, ...] = ()
+
+
 def prompt_text(blocks: object) -> str:
-    """The text for ``blocks``. Raises ``InvalidPrompt``."""
+    """The text for ``blocks`` (no images allowed). Raises ``InvalidPrompt``."""
+    return read_prompt(blocks, None).text
+
+
+def read_prompt(blocks: object, model: str | None) -> Prompt:
+    """The text and images of ``blocks``. ``model``: the session's model when it takes images, else None
+    (an image then makes the prompt invalid). Raises ``InvalidPrompt``."""
     if not isinstance(blocks, list):
         raise InvalidPrompt("prompt must be a list of content blocks")
     inline: list[str] = []
     attached: list[str] = []
+    images: list[ToolImage] = []
     for index, block in enumerate(blocks):
         if not isinstance(block, Mapping):
             raise InvalidPrompt(f"prompt[{index}] is not a content block (an object with a type)")
+        if block.get("type") == "image":
+            inline.append(_image(block, index, images, model))
+            continue
         inline.append(_inline(block, index, attached))
     text = "".join(inline)
     if attached:
         text = "\n\n".join([text, *attached]) if text.strip() else "\n\n".join(attached)
     if not text.strip():
         raise InvalidPrompt("the prompt is empty")
-    return text
+    return Prompt(text, tuple(images))
+
+
+def _image(block: Mapping[str, Any], index: int, images: list[ToolImage], model: str | None) -> str:
+    if model is None:
+        raise InvalidPrompt(f"prompt[{index}] is an image: the session's model does not take images")
+    data, mime = _field(block, "data", index), _field(block, "mimeType", index)
+    if not mime.startswith("image/"):
+        raise InvalidPrompt(f"prompt[{index}].mimeType {mime!r} is not an image type")
+    if len(data) > MAX_IMAGE_CHARS:
+        raise InvalidPrompt(f"prompt[{index}] is over the 5 MB an image may have")
+    try:
+        if not data or not base64.b64decode(data, validate=True):
+            raise InvalidPrompt(f"prompt[{index}].data is empty")
+    except binascii.Error:
+        raise InvalidPrompt(f"prompt[{index}].data is not base64") from None
+    images.append(ToolImage(mime, data))
+    return f"[image {len(images)}: {mime}]"
 
 
 def _inline(block: Mapping[str, Any], index: int, attached: list[str]) -> str:
@@ -51,8 +93,10 @@ def _inline(block: Mapping[str, Any], index: int, attached: list[str]) -> str:
         if isinstance(text, str):
             attached.append(f'<context ref="{uri}">\n{text}\n</context>')
         return _link(_name(uri), uri)
-    if kind in ("image", "audio"):
-        raise InvalidPrompt(f"prompt[{index}] is {kind}: ink takes text, links and embedded text resources")
+    if kind == "audio":
+        raise InvalidPrompt(
+            f"prompt[{index}] is audio: ink takes text, images, links and embedded text resources"
+        )
     raise InvalidPrompt(f"prompt[{index}] has an unknown content type {kind!r}")
 
 

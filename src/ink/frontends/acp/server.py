@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ink import __version__
+from ink.ai.models import lookup
 from ink.config import Settings
 from ink.frontends.acp.jsonrpc import (
     INTERNAL_ERROR,
@@ -41,7 +42,7 @@ from ink.frontends.acp.jsonrpc import (
     encode_message,
     parse_message,
 )
-from ink.frontends.acp.prompt import InvalidPrompt, prompt_text
+from ink.frontends.acp.prompt import InvalidPrompt, read_prompt
 from ink.frontends.acp.session import AcpSession
 from ink.frontends.stdio import Overlong, StdioServer
 
@@ -140,12 +141,16 @@ class AcpServer(StdioServer):
             "protocolVersion": PROTOCOL_VERSION,  # the only one ink speaks; the editor decides
             "agentCapabilities": {
                 "loadSession": not self.settings.no_session,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "promptCapabilities": {"image": self._images(), "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": False},  # stdio is always supported
             },
             "authMethods": [],
             "agentInfo": {"name": "ink", "title": "ink", "version": __version__},
         }
+
+    def _images(self) -> bool:
+        """Prompts may hold images when the configured model takes them (the catalogue says)."""
+        return lookup(self.settings.model).images
 
     def _force_exit(self, status: int) -> None:
         """R21: the second interrupt. Write what is pending, then end every process and leave."""
@@ -184,10 +189,11 @@ class AcpServer(StdioServer):
             return DEFERRED
         session = self._session(call.params)
         try:
-            text = prompt_text(call.params.get("prompt"))
+            model = session.app.settings.model
+            prompt = read_prompt(call.params.get("prompt"), model if lookup(model).images else None)
         except InvalidPrompt as exc:
             raise _invalid(str(exc)) from None
-        session.prompt(call.id, text)
+        session.prompt(call.id, prompt.text, prompt.images)
         return DEFERRED
 
     def cancel(self, call: Call) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
-from ink.ai.messages import ToolResult
+from ink.ai.messages import ToolImage, ToolResult
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.rewind import AcpRewind, is_rewind
@@ -69,15 +69,16 @@ class AcpSession(EventReducer):
 
     # -- from the editor ---------------------------------------------------------------------------
 
-    def prompt(self, request_id: RequestId, text: str) -> None:
-        """R8: idle starts a run; running queues ``text`` as a follow-up. Answered later (``turns``)."""
+    def prompt(self, request_id: RequestId, text: str, images: tuple[ToolImage, ...] = ()) -> None:
+        """R8: idle starts a run; running queues ``text`` (and its images) as a follow-up. Answered
+        later (``turns``)."""
         if self.closing:
             raise RpcError(INTERNAL_ERROR, "the session is closing")
         if self._rewind is not None and is_rewind(text):  # ink's own command: never sent to the model
             self._rewind.handle(request_id, text)
             return
         mode: InputMode = "steer" if self.controller.state == "idle" else "follow_up"
-        submitted = self.app.submit(text, mode)  # a custom command's /name is expanded
+        submitted = self.app.submit(text, mode, images=images)  # a custom command's /name is expanded
         self.turns.submitted(submitted.input_id, request_id)
 
     def cancel(self) -> None:
