@@ -87,3 +87,19 @@ def test_other_and_fetch_ask_and_a_delegate_runs(tmp_path: Path) -> None:
     assert judge(tmp_path, Described("web", "fetch", tmp_path), {}, allow=("fetch",)) == "allow"
     assert judge(tmp_path, Described("helper", "delegate", tmp_path), {}) == "allow"
     assert judge(tmp_path, Described("helper", "delegate", tmp_path), {}, deny=("helper",)) == "deny"
+
+
+def test_a_deny_pattern_on_a_call_that_names_nothing_cannot_be_ruled_out(tmp_path: Path) -> None:
+    """A pattern is matched against the command or paths a call names. Many MCP tools name neither: a
+    deny rule with a pattern for such a tool must not be silently skipped (yolo would run the call)."""
+    query = Described("mcp__db__query", "other", tmp_path)
+    lookup = Described("mcp__docs__lookup", "read", tmp_path)
+    deny = ("mcp__db__query(drop *)",)
+    assert judge(tmp_path, query, {}, "yolo", deny=deny) == "deny"
+    assert judge(tmp_path, query, {}, "ask", deny=deny, allow=("mcp__db__query",)) == "ask"
+    assert judge(tmp_path, lookup, {}, "ask", deny=("mcp__docs__lookup(private*)",)) == "ask"
+    assert judge(tmp_path, lookup, {}, "yolo", deny=("mcp__docs__lookup(private*)",)) == "deny"
+    # A call that names a command or paths is matched as before; kind words judge only those.
+    assert judge(tmp_path, lookup, {"file": "a.txt"}, "ask", deny=("mcp__docs__lookup(private*)",)) == "allow"
+    assert judge(tmp_path, lookup, {}, "ask", deny=("read(secret/*)",)) == "allow"
+    assert judge(tmp_path, query, {}, "yolo", deny=("mcp__other__tool(x)",)) == "allow"

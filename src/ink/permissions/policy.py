@@ -98,6 +98,8 @@ class PermissionPolicy:
     # -- the kinds of tools ------------------------------------------------------------------------
 
     def _read(self, subject: Subject, paths: tuple[Path, ...]) -> Verdict:
+        if not paths and (unjudged := self._unjudged(subject)) is not None:
+            return unjudged
         candidates = [*paths, *(Path(os.path.realpath(p)) for p in paths)]
         denied = self.rules.path_denied(subject, candidates, self.root)
         if denied is not None:
@@ -177,10 +179,25 @@ class PermissionPolicy:
         denied = self.rules.tool_denied(subject)
         if denied is not None:
             return Verdict("deny", what, denied.label)
+        unjudged = self._unjudged(subject)
+        if unjudged is not None:
+            return unjudged
         if self.mode == "yolo" or self.rules.tool_allowed(subject) is not None:
             return ALLOW
         why = why or f"ink has no permission rules for the tool {tool!r}"
         return Verdict("ask", what, why, tool, mode="yolo")
+
+    def _unjudged(self, subject: Subject) -> Verdict | None:
+        """A deny rule with a pattern for this tool, and a call that names nothing to match it against:
+        not proven harmless, so refused in yolo and asked (never allowed by a rule) otherwise."""
+        rule = self.rules.unjudged_deny(subject)
+        if rule is None:
+            return None
+        what = f"the {subject.name} call"
+        doubt = f"{rule.label}, which ink cannot rule out: the call names no command or path to match"
+        return (
+            Verdict("deny", what, doubt) if self.mode == "yolo" else Verdict("ask", what, f"the rule {doubt}")
+        )
 
     # -- paths -------------------------------------------------------------------------------------
 

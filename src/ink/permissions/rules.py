@@ -12,7 +12,9 @@
 A rule's word is a tool's name, or a word for a kind of tool (``KIND_WORDS``): ``read`` covers every tool
 that reads or searches, ``edit`` (or ``write``) every tool that changes files, ``execute`` every tool that
 runs commands. Its pattern is matched against what the call says it touches (``Tool.describe``): the
-command, for a call that runs one, else its paths; a call that names neither is matched by bare rules only.
+command, for a call that runs one, else its paths. A call that names neither cannot be matched against a
+pattern: a deny rule with a pattern that names its tool (``mcp__db__query(drop *)``) can then not be ruled
+out (``unjudged_deny``), so the call asks (refused in yolo) rather than slipping past the rule.
 
 In command patterns ``*`` matches any text, spaces included; in path patterns ``*`` and ``?`` stay inside
 one path segment and ``**`` crosses segments. A backslash makes the next character literal (``\\*``).
@@ -193,6 +195,12 @@ class RuleSet:
         return self._first(self.allow, subject, lambda r: r.path is not None and r.path.matches(path, root))
 
     # -- any tool --------------------------------------------------------------------------------
+
+    def unjudged_deny(self, subject: Subject) -> Rule | None:
+        """The first deny rule with a pattern that names ``subject``'s tool itself, for a call that names
+        neither a command nor paths to match the pattern against. Kind words (``read(secret/*)``) are
+        left out: they speak of paths and commands, and every such tool would otherwise always ask."""
+        return next((r for r in self.deny if not r.is_bare and r.text.tool == subject.name), None)
 
     def tool_denied(self, subject: Subject) -> Rule | None:
         return self._first(self.deny, subject, lambda _rule: False)
