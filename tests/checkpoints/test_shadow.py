@@ -171,6 +171,25 @@ async def test_ink_own_directory_and_a_non_git_workspace(tmp_path: Path) -> None
     assert not (work / ".git").exists()
 
 
+async def test_ink_home_inside_the_workspace_is_left_out(tmp_path: Path) -> None:
+    """ink started in the home folder: $INK_HOME (sessions, this very store) is inside the workspace. A
+    snapshot must not store it, see it change, or bring it back on a rewind."""
+    work = project(tmp_path / "home")
+    ink_home = work / ".config [ink]"  # pattern characters in the name are taken literally
+    shadow = shadow_repo_for(ink_home, work, "s1")
+    (ink_home / "sessions").mkdir(parents=True)
+    (ink_home / "sessions" / "s1.jsonl").write_text("one\n")
+    first = await shadow.snapshot("c1")
+    (ink_home / "sessions" / "s1.jsonl").write_text("one\ntwo\n")
+    (work / "src" / "app.py").write_text("print('two')\n")
+    second = await shadow.snapshot("c2")
+    assert await shadow.changed(first.commit, second.commit) == ["src/app.py"]
+    await shadow.restore(first.commit, "undo1")
+    assert (work / "src" / "app.py").read_text() == "print('one')\n"
+    assert (ink_home / "sessions" / "s1.jsonl").read_text() == "one\ntwo\n"  # ink's own: never rewound
+    assert (ink_home / "checkpoints" / "repos").is_dir()
+
+
 SNAPSHOT_IN_A_CHILD = """
 import asyncio, os, sys
 from pathlib import Path

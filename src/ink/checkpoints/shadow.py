@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,12 +71,26 @@ class RestoreReport:
 def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str) -> ShadowRepo:
     workspace = workspace.resolve()
     digest = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]
-    return ShadowRepo(ink_home / "checkpoints" / "repos" / f"{digest}.git", workspace, session_id)
+    git_dir = ink_home / "checkpoints" / "repos" / f"{digest}.git"
+    return ShadowRepo(git_dir, workspace, session_id, excluded=ink_folders(ink_home, workspace))
+
+
+def ink_folders(ink_home: Path, workspace: Path) -> tuple[str, ...]:
+    """What snapshots leave out as ink's own: the project's ``.ink/``, and ``$INK_HOME`` when it lies inside
+    the workspace (ink started in the home folder): its sessions, and this very store, change while a
+    snapshot reads them, and a rewind must never put them back."""
+    home = ink_home.resolve()
+    if home == workspace or not home.is_relative_to(workspace):
+        return ALWAYS_EXCLUDED
+    inside = re.sub(r"([\\*?\[\]!# ])", r"\\\1", home.relative_to(workspace).as_posix())
+    return (*ALWAYS_EXCLUDED, f"/{inside}/")
 
 
 class ShadowRepo:
-    def __init__(self, git_dir: Path, workspace: Path, session_id: str) -> None:
-        self.git_dir, self.workspace = git_dir, workspace
+    def __init__(
+        self, git_dir: Path, workspace: Path, session_id: str, excluded: tuple[str, ...] = ALWAYS_EXCLUDED
+    ) -> None:
+        self.git_dir, self.workspace, self.excluded = git_dir, workspace, excluded
         self.index = git_dir / f"index-{session_id}"
 
     async def snapshot(self, ref: str) -> Snapshot:
@@ -135,9 +150,11 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             await self._git("init", "--quiet", "--bare", work_tree=False)
-            exclude = self.git_dir / "info" / "exclude"
+        exclude = self.git_dir / "info" / "exclude"
+        wanted = "".join(f"{p}\n" for p in self.excluded)
+        if not exclude.exists() or exclude.read_text() != wanted:  # $INK_HOME may have moved since
             exclude.parent.mkdir(exist_ok=True)
-            exclude.write_text("".join(f"{p}\n" for p in ALWAYS_EXCLUDED))
+            exclude.write_text(wanted)
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
         if not self.index.exists():
