@@ -90,7 +90,7 @@ async def abort_while_streaming(server: FakeModelServer) -> tuple[float, float]:
     request.client_left.wait(5)
     assert request.client_left_at is not None
     closed = request.client_left_at - t0
-    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    await controller.setup.provider.aclose()
     return closed * 1000, idle * 1000
 
 
@@ -113,7 +113,7 @@ async def abort_during_bash(server: FakeModelServer, folder: Path) -> tuple[floa
     await controller.wait_idle()
     idle = time.monotonic() - t0
     await asyncio.to_thread(watcher.join, 5)
-    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    await controller.setup.provider.aclose()
     return (dead_at[0] - t0) * 1000, idle * 1000
 
 
@@ -148,7 +148,7 @@ async def steer_during_tool(server: FakeModelServer) -> tuple[bool, float]:
     [*_, nxt] = await server.wait_for_requests_async(before + 2)
     latency = nxt.received_at - t0
     await controller.wait_idle()
-    await controller.setup.provider.aclose()  # type: ignore[attr-defined]
+    await controller.setup.provider.aclose()
     return nxt.user_texts()[-1] == "a steer", latency * 1000
 
 

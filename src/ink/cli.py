@@ -8,8 +8,8 @@ Exit statuses: 0 success, 1 a failed run (print mode) or an internal error, 2 ba
 flag, a bad value, a config error, a missing key, an unreachable base URL), 130 interrupted.
 Errors are one line on stderr; a traceback only with ``--debug``.
 
-``--provider local`` is the one provider with a process of its own: the model server child is started
-before the frontend and stopped after it (``ink.local``).
+``--provider local`` is the one provider with a process of its own: the model server child is a part
+of the app, started when the frontend opens it and stopped when it closes (``ink.wiring.local_part``).
 """
 
 from __future__ import annotations
@@ -101,59 +101,18 @@ def _main(args: list[str], redactor: Redactor) -> int:
     problem = _preflight(settings) if invocation.mode in MODEL_MODES else None
     if problem is not None:
         return _fail(problem, 2)
-    if _serves_locally(settings, invocation):
-        return _start_with_local_model(module_name, settings, invocation, redactor)
     return _start(module_name, settings, invocation, redactor)
 
 
-def _local_temperature() -> float | None:
-    """``INK_LOCAL_TEMPERATURE``: the local server's default sampling temperature (0: repeatable runs)."""
-    raw = os.environ.get("INK_LOCAL_TEMPERATURE", "").strip()
-    try:
-        return float(raw) if raw else None
-    except ValueError:
-        raise UsageError(f"INK_LOCAL_TEMPERATURE must be a number (got {raw!r})") from None
-
-
-def _serves_locally(settings: Settings, invocation: Invocation) -> bool:
-    """``--provider local`` without a base URL of its own: ink runs the model server itself."""
-    return (
-        settings.provider == "local"
-        and invocation.mode in MODEL_MODES
-        and settings.origins.get("base_url", "default") == "default"
-    )
-
-
-def _start_with_local_model(
-    module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor
-) -> int:
-    """Start the model server child (fetching the starter model first if no --model-path was given),
-    run the frontend against it, and stop it whatever happens (R35)."""
-    from dataclasses import replace
-
-    from ink.local.runtime import LocalModelError, require_runtime, start_local
-    from ink.local.starter import StarterError, starter_model
-
-    try:
-        require_runtime()
-        model = settings.model_path or starter_model(settings.ink_home / "models", sys.stderr)
-        server = start_local(model, settings.ink_home, sys.stderr, temperature=_local_temperature())
-    except (LocalModelError, StarterError) as exc:
-        return _fail(str(exc), 2)
-    try:
-        chosen = settings.origins.get("model", "default") != "default"
-        name = settings.model if chosen or settings.model_path is None else model.stem
-        local = replace(settings, base_url=server.base_url, model=name)
-        return _start(module_name, local, invocation, redactor)
-    finally:
-        server.stop()
-
-
 def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:
-    """Import the frontend (httpx comes with it) while the reachability probe runs, then start it."""
+    """Import the frontend (httpx comes with it) while the reachability probe runs, then start it. The
+    local model server ink runs itself is not probed: it starts with the app (``ink.wiring.local_part``)."""
     import importlib
 
-    probe = _probe(settings) if invocation.mode in MODEL_MODES else None
+    from ink.local import serves_locally
+
+    talks = invocation.mode in MODEL_MODES
+    probe = _probe(settings) if talks and not serves_locally(settings) else None
     frontend: Any = importlib.import_module(module_name)
     problem = probe.problem() if probe is not None else None
     if problem is not None:
@@ -162,12 +121,15 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
         settings = _ask_local_server(settings)
     from ink.store import SessionError
     from ink.tools import orphans
+    from ink.wiring import AppStartError
 
     orphans.enable()  # this process runs commands: their detached descendants come back to it (R35)
     try:
         status = frontend.main(settings, invocation)
     except SessionError as exc:  # --continue / --resume named nothing usable: bad input
         return _fail(str(exc), 2)
+    except AppStartError as exc:  # a part of the app (the local model server) could not start
+        return _fail(redactor(str(exc)), 2)
     return int(status)
 
 

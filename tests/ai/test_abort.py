@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent
 from ink.agent.reply import stream_reply
+from ink.agent.tasks import Tasks
 from ink.ai.anthropic import AnthropicProvider
 from ink.ai.messages import TextBlock, ToolCall
 from ink.ai.openai import OpenAIProvider
@@ -84,6 +85,9 @@ class _Watch:
             if isinstance(event, ToolCallReady) and event.call.id == "c1":
                 self.c1_ready.set()
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
 
 async def test_aborted_reply_keeps_text_and_only_whole_calls(
     fake_server: FakeModelServer, provider: Provider
@@ -97,7 +101,7 @@ async def test_aborted_reply_keeps_text_and_only_whole_calls(
     signal = AbortSignal()
     events: list[AgentEvent] = []
     watched = _Watch(provider)
-    task = asyncio.create_task(stream_reply(watched, make_request(), signal, events.append))
+    task = asyncio.create_task(stream_reply(watched, make_request(), signal, events.append, tasks=Tasks()))
     await gate.wait_reached_async()
     await asyncio.wait_for(watched.c1_ready.wait(), 10)
     signal.abort("user")

@@ -12,6 +12,7 @@ import pytest
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent
 from ink.agent.reply import stream_reply
+from ink.agent.tasks import Tasks
 from ink.ai.errors import ContextOverflow, RateLimited
 from ink.ai.messages import AssistantMessage, Message, ThinkingBlock, ToolCall, ToolResult, UserMessage
 from ink.ai.openai_responses import OpenAIResponsesProvider
@@ -89,7 +90,7 @@ async def test_an_aborted_reply_leaves_a_history_the_service_accepts(
         if event.type == "message_start":
             started.set()
 
-    task = asyncio.create_task(stream_reply(provider, make_request(), signal, emit))
+    task = asyncio.create_task(stream_reply(provider, make_request(), signal, emit, tasks=Tasks()))
     await gate.wait_reached_async()
     await asyncio.wait_for(started.wait(), 10)  # the reply's first event has been taken in
     signal.abort("user")

@@ -8,6 +8,7 @@ import asyncio
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent
 from ink.agent.reply import stream_reply
+from ink.agent.tasks import Tasks
 from ink.ai.anthropic import AnthropicProvider
 from ink.ai.messages import Usage, message_from_json, message_to_json
 from tests.ai.helpers import collect, done_message, make_request
@@ -38,7 +39,7 @@ async def test_an_aborted_reply_has_estimated_usage(fake_server: FakeModelServer
             started.set()
 
     request = make_request(system="s" * 4000)
-    task = asyncio.create_task(stream_reply(provider, request, signal, emit))
+    task = asyncio.create_task(stream_reply(provider, request, signal, emit, tasks=Tasks()))
     await gate.wait_reached_async()
     await asyncio.wait_for(started.wait(), 10)
     signal.abort("user")

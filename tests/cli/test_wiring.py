@@ -7,6 +7,7 @@ from pathlib import Path
 from ink.ai.anthropic import AnthropicProvider
 from ink.ai.openai import OpenAIProvider
 from ink.config import Flags, Settings, load_settings
+from ink.permissions import RedactingProvider
 from ink.run.events import RunEnd, RunEvent
 from ink.wiring import build_app, request_options
 from tests.fakeserver import FakeModelServer, call, say
@@ -41,13 +42,15 @@ async def test_build_app_runs_a_turn_with_real_tools(fake_server: FakeModelServe
 async def test_the_provider_follows_the_settings(tmp_path: Path) -> None:
     app = build_app(settings(tmp_path, provider="anthropic", base_url="http://127.0.0.1:9"))
     try:
-        assert isinstance(app.provider, AnthropicProvider)
+        assert isinstance(app.provider, RedactingProvider)
+        assert isinstance(app.provider.inner, AnthropicProvider)
         assert app.controller.setup.model == "claude-sonnet-4-5"
     finally:
         await app.aclose()
     app = build_app(settings(tmp_path, base_url="http://127.0.0.1:9/v1", model="local-model"))
     try:
-        assert isinstance(app.provider, OpenAIProvider) and app.controller.setup.model == "local-model"
+        assert isinstance(app.provider, RedactingProvider)
+        assert isinstance(app.provider.inner, OpenAIProvider) and app.controller.setup.model == "local-model"
     finally:
         await app.aclose()
 

@@ -12,7 +12,8 @@ import pytest
 from ink.agent.events import ToolUpdate
 from ink.config import Flags, Settings, load_settings
 from ink.run.events import RunEnd, RunEvent
-from ink.wiring import App, build_app
+from ink.wiring import App, start_app
+from ink.wiring.mcp_part import mcp_of
 from tests.fakeserver import FakeModelServer, call, say
 from tests.mcp_tools.servers import SERVER, journal_lines
 from tests.processes import gone
@@ -57,7 +58,7 @@ async def test_the_first_prompt_waits_for_the_servers_and_sees_their_tools(
     journal = tmp_path / "journal"
     settings = configure(tmp_path, fake_server, stdio_table("t", journal))
     fake_server.script(call("mcp__t__echo", {"text": "hello"}), say("done"))
-    app = build_app(settings)
+    app = await start_app(settings)
     events = Events(app)
     try:
         app.controller.submit("use the echo tool")  # while the server is still starting: queued (R8)
@@ -79,9 +80,10 @@ async def test_an_abort_cancels_the_call_on_the_server_and_keeps_the_history_val
     journal = tmp_path / "journal"
     settings = configure(tmp_path, fake_server, stdio_table("t", journal))
     fake_server.script(call("mcp__t__slow", {"label": "a1"}, id="c1"), say("after the interrupt"))
-    app = build_app(settings)
-    assert app.mcp_start is not None
-    await app.mcp_start
+    app = await start_app(settings)
+    part = mcp_of(app)
+    assert part is not None and part.starting is not None
+    await part.starting
     await app.controller.wait_idle()
     events = Events(app)
     try:
@@ -104,7 +106,7 @@ async def test_an_abort_cancels_the_call_on_the_server_and_keeps_the_history_val
         assert [e.stop_reason for e in events.ends()] == ["aborted", "completed"]
         # R19: the strict fake server accepted the history with the interrupted MCP call in it.
         assert [c for c, _ in fake_server.requests[1].tool_results()] == ["c1"]
-        pid = app.mcp.spared()[0].pid if app.mcp else 0
+        pid = part.manager.spared()[0].pid if part.manager else 0
         assert not gone(pid)  # the run's reaper spares the server: it lives as long as the app
     finally:
         await app.aclose()
@@ -119,14 +121,15 @@ async def test_a_crash_mid_call_is_an_error_result_and_the_rest_works(
     settings = configure(tmp_path, fake_server, config)
     fake_server.script(call("mcp__bad__crash", {}, id="c1"), call("read", {"path": "notes.md"}), say("ok"))
     (tmp_path / "notes.md").write_text("still readable\n")
-    app = build_app(settings)
+    app = await start_app(settings)
     events = Events(app)
     try:
         app.controller.submit("crash it")
         await wait_until(lambda: events.ends(), 120, "the run to end")
         await app.controller.wait_idle()
-        assert app.mcp is not None
-        states = {s.name: (s.state, s.error) for s in app.mcp.statuses()}
+        part = mcp_of(app)
+        assert part is not None and part.manager is not None
+        states = {s.name: (s.state, s.error) for s in part.manager.statuses()}
     finally:
         await app.aclose()
     assert [e.stop_reason for e in events.ends()] == ["completed"]
@@ -144,7 +147,7 @@ async def test_a_tool_image_reaches_a_model_that_takes_images(
     journal = tmp_path / "journal"
     settings = configure(tmp_path, fake_server, stdio_table("t", journal), protocol=protocol)
     fake_server.script(call("mcp__t__picture", {}, id="c1"), say("a red dot"))
-    app = build_app(settings)
+    app = await start_app(settings)
     events = Events(app)
     try:
         app.controller.submit("show me")

@@ -139,12 +139,12 @@ START_UP = """
 import asyncio, os, sys
 from pathlib import Path
 from ink.config import Flags, load_settings
-from ink.wiring import build_app
+from ink.wiring import open_app
 
 async def main():
     flags = Flags(base_url="http://127.0.0.1:9/v1", no_session=True)
-    app = build_app(load_settings(flags, dict(os.environ), Path(".")))
-    await app.aclose()
+    async with open_app(load_settings(flags, dict(os.environ), Path("."))):
+        pass
 
 asyncio.run(main())
 print(sorted(m for m in sys.modules if "mcp" in m))

@@ -1,4 +1,4 @@
-"""build_app attaches the permission hook and the redacting provider wherever a setup is built."""
+"""build_app attaches the permission hook, and wraps the provider for redaction once for all its users."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from ink.config import Flags, Settings, load_settings
 from ink.permissions import PermissionHook, RedactingProvider
 from ink.rewind import CheckpointGate
-from ink.wiring import build_app, build_loop_setup
+from ink.wiring import build_app
 
 
 def settings(tmp_path: Path, config: str = "", **flags: object) -> Settings:
@@ -30,8 +30,10 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         assert app.controller.permissions.timeout_seconds == 12
         assert isinstance(app.controller.setup.provider, RedactingProvider)
         assert app.controller.setup.provider.redact.secrets == ("sk-env-key-123456",)
-        rebuilt = build_loop_setup(app.settings, app.controller.setup.provider, app.tools, before_tool=hook)
-        assert rebuilt.provider is app.controller.setup.provider  # wrapped once, not twice
+        assert app.compactor.provider is app.controller.setup.provider is app.provider  # wrapped once
+        app.switch_model("gpt-4o-mini")
+        assert app.controller.setup.provider is app.provider and app.compactor.provider is app.provider
+        assert app.controller.setup.before_tool is gate  # the checks survive the switch
     finally:
         await app.aclose()
     app = build_app(settings(tmp_path, "permission_timeout = 0\n"), can_ask=False)

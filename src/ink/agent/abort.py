@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from ink.agent.tasks import cancel_and_wait
+
 T = TypeVar("T")
 AbortCallback = Callable[[str], object]
 
@@ -81,7 +83,7 @@ async def run_unless_aborted(awaitable: Awaitable[T], signal: AbortSignal) -> Ou
     try:
         await asyncio.wait({task})
     except asyncio.CancelledError:
-        task.cancel()
+        await cancel_and_wait(task)  # the caller's cancellation: the inner task has ended when it goes on
         raise
     finally:
         remove()

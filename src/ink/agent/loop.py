@@ -20,6 +20,7 @@ from ink.agent.events import Emit, InputTaken, TakenInput
 from ink.agent.history import History
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
+from ink.agent.tasks import Tasks
 from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
@@ -115,6 +116,7 @@ class LoopSetup:
     offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
     """Which specs a model call is given (default: every tool's); tools not offered still run when called.
     Lets many MCP tools be loaded on demand (``ink.mcp.catalogue``)."""
+    tasks: Tasks = field(default_factory=Tasks)  # the owner of background work (reply drains): the app's
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +251,7 @@ async def _model_call(
             max_tokens=setup.max_tokens,
             options=setup.options,
         )
-        reply = await stream_reply(setup.provider, request, signal, emit)
+        reply = await stream_reply(setup.provider, request, signal, emit, tasks=setup.tasks)
         overflowed = isinstance(reply.error, ContextOverflow) and reply.message is None
         keeper = setup.context if overflowed and attempt == 1 else None
         if keeper is not None and await keeper.after_overflow(history, signal, emit):

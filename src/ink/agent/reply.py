@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -16,6 +15,7 @@ from ink.agent.events import (
     TextDeltaEvent,
     ThinkingDeltaEvent,
 )
+from ink.agent.tasks import Tasks
 from ink.ai.assembly import MessageBuilder
 from ink.ai.errors import BadResponse, ProviderError
 from ink.ai.estimate import estimated_usage
@@ -44,11 +44,12 @@ class _Partial(MessageBuilder):
 
 
 async def stream_reply(
-    provider: Provider, request: ModelRequest, signal: AbortSignal, emit: Emit
+    provider: Provider, request: ModelRequest, signal: AbortSignal, emit: Emit, *, tasks: Tasks
 ) -> ReplyOutcome:
     """Stream one reply, emitting events as chunks arrive. Never raises a ``ProviderError``: it is
     returned with whatever part of the message had arrived. On abort the stream task is cancelled, which
-    closes the connection, and the partial message comes back with ``stop_reason="aborted"``."""
+    closes the connection, and the partial message comes back with ``stop_reason="aborted"``. What the
+    stream sends after the reply is complete is read by a task of ``tasks``."""
     partial = _Partial(request.model, provider.name)
 
     async def consume() -> None:
@@ -57,7 +58,7 @@ async def stream_reply(
         try:
             async for event in stream:
                 if _take(event, partial, emit):
-                    _finish_in_background(stream)  # the reply is whole: nothing more waits for the rest
+                    _finish_in_background(stream, tasks)  # the reply is whole: nothing waits for the rest
                     stream = None
                     return
         finally:
@@ -120,10 +121,7 @@ def _take(event: StreamEvent, partial: _Partial, emit: Emit) -> bool:
     return False
 
 
-_finishing: set[asyncio.Task[None]] = set()  # held: the event loop keeps only weak references
-
-
-def _finish_in_background(stream: AsyncGenerator[StreamEvent, None]) -> None:
+def _finish_in_background(stream: AsyncGenerator[StreamEvent, None], tasks: Tasks) -> None:
     """Let the provider read what follows the reply's last event (so the connection goes back to the
     pool for the next call) without holding up ``message_end`` or the tools: a server that keeps the
     stream open costs only the provider's own bounded drain, off the run's path."""
@@ -136,6 +134,4 @@ def _finish_in_background(stream: AsyncGenerator[StreamEvent, None]) -> None:
         except ProviderError:
             pass  # the reply was already complete
 
-    task = asyncio.ensure_future(finish())
-    _finishing.add(task)
-    task.add_done_callback(_finishing.discard)
+    tasks.spawn(finish(), "reply drain")

@@ -36,8 +36,13 @@ class Provider(Protocol):
     ``ProviderError`` subclass on failure (after its own retries, announced with ``RetryScheduled``).
     Cancelling the consuming task is the abort: the provider stops reading and closes the connection
     before the cancellation propagates. It never swallows ``CancelledError``.
+
+    ``aclose`` releases what the provider holds (its HTTP connections); the app calls it once, at its
+    end. Idempotent.
     """
 
     name: str
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]: ...
+
+    async def aclose(self) -> None: ...

@@ -120,6 +120,7 @@ class Settings:
     warnings: tuple[str, ...] = ()
     model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
     context_window: int | None = None  # tokens; None: the catalogue's (a local server says its own)
+    local_temperature: float | None = None  # INK_LOCAL_TEMPERATURE: that server's default temperature
     hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
     mcp_servers: tuple[McpServerSpec, ...] = ()  # the user's, then the project's (see docs/mcp.md)
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for ${VAR} in MCP env and headers
@@ -188,9 +189,19 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         files=tuple(f.path for f in (project, user) if f is not None),
         warnings=tuple(warnings),
         model_path=_model_path(flags.model_path, provider.value, start_dir),
+        local_temperature=_local_temperature(env) if provider.value == "local" else None,
         mcp_servers=servers,
         env=dict(env) if servers else {},
     )
+
+
+def _local_temperature(env: Mapping[str, str]) -> float | None:
+    """``INK_LOCAL_TEMPERATURE``: the local server's default sampling temperature (0: repeatable runs)."""
+    raw = env.get("INK_LOCAL_TEMPERATURE", "").strip()
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        raise ConfigError(f"INK_LOCAL_TEMPERATURE must be a number (got {raw!r})") from None
 
 
 def _server_secrets(servers: tuple[McpServerSpec, ...], env: Mapping[str, str]) -> tuple[str, ...]:

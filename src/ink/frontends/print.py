@@ -73,27 +73,27 @@ async def run_print(
 ) -> int:
     """Run ``prompt`` to its end; return the exit status. Installs SIGINT/SIGTERM handlers for the
     duration of the run and removes them before returning."""
-    from ink.wiring import build_app
+    from ink.wiring import open_app
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     # nobody answers permission questions; nothing here can rewind (and batch runs many: no checkpoints)
-    app = build_app(settings, session=session, can_ask=False, checkpoints=False)
-    printer = _Printer(
-        out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
-    )
-    unsubscribe = app.controller.subscribe(printer.on_event)
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, app.controller.interrupt)
-    loop.add_signal_handler(signal.SIGTERM, app.controller.abort, TERMINATED)
-    try:
-        app.submit(prompt)  # a custom command's /name is expanded
-        await app.controller.wait_idle()
-    finally:
-        await app.aclose()
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
-        unsubscribe()
+    async with open_app(settings, session=session, can_ask=False, checkpoints=False) as app:
+        printer = _Printer(
+            out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
+        )
+        unsubscribe = app.controller.subscribe(printer.on_event)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, app.controller.interrupt)
+        loop.add_signal_handler(signal.SIGTERM, app.controller.abort, TERMINATED)
+        try:
+            app.submit(prompt)  # a custom command's /name is expanded
+            await app.controller.wait_idle()
+        finally:
+            await app.aclose()  # here, while a signal still reaches the controller (R21)
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
+            unsubscribe()
     return printer.finish()
 
 

@@ -5,3 +5,16 @@ a child process on a free loopback port, and the tiny starter model fetched on f
 ``props`` asks a llama.cpp server whether its chat template handles tools. Nothing here is imported unless
 ``--provider local`` (or a llama.cpp server) is in use.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ink.config import Settings
+
+
+def serves_locally(settings: Settings) -> bool:
+    """``--provider local`` without a base URL of its own: ink runs the model server itself (the app's
+    local model part, ``ink.wiring.local_part``)."""
+    return settings.provider == "local" and settings.origins.get("base_url", "default") == "default"

@@ -47,9 +47,7 @@ class RedactingProvider:
         return event
 
     async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self.inner.aclose()
 
 
 def redacting(provider: Provider, secrets: Sequence[str | None]) -> Provider:

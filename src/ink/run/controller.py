@@ -23,6 +23,7 @@ from ink.agent.events import ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.agent.scheduler import CancelTally
+from ink.agent.tasks import Tasks
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.run.events import (
     AbortReceipt,
@@ -123,7 +124,12 @@ class RunController:
         run_bang: BangRunner | None = None,
         reaper: Reaper | None = None,
         force_exit: Callable[[int], None] = _exit_now,
+        permissions: PermissionBroker | None = None,
+        tasks: Tasks | None = None,
     ) -> None:
+        """``permissions``: the broker the permission hook in ``setup`` asks through (made before the
+        controller, it emits through it); by default one of its own. ``tasks``: the owner of the task
+        that drives each run (default: ``setup.tasks``)."""
         self.setup = setup  # read at the start of each run; frontends replace it (/model)
         self.history = history if history is not None else History()
         self.modes = modes  # R13: read at the start of each run
@@ -141,7 +147,8 @@ class RunController:
         self._idle = asyncio.Event()
         self._idle.set()
         self._run_ids = itertools.count(1)
-        self.permissions = PermissionBroker(self._emit)  # the policy's hook asks through this
+        self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
+        self.tasks = tasks if tasks is not None else setup.tasks
         # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
         self.changed_files: ChangedFiles | None = None
 
@@ -271,7 +278,7 @@ class RunController:
         self._state = "running"
         self._idle.clear()
         signal = self._signal = AbortSignal()
-        self._driver = asyncio.ensure_future(self._drive(first, signal))  # held: the loop keeps weak refs
+        self._driver = self.tasks.spawn(self._drive(first, signal), "run driver")  # a failure is observed
 
     async def _drive(self, first: Callable[[AbortSignal], Awaitable[bool]], signal: AbortSignal) -> None:
         """Do ``first``, then the flush (R26), then a pending redirect (R24); go idle at the end."""

@@ -31,6 +31,10 @@ def main(settings: Settings, invocation: Invocation) -> int:
 
 
 async def serve_stdio(settings: Settings, in_fd: int, out_fd: int) -> int:
+    """Serve ACP; with ``--provider local`` every session's app uses the one model server this process
+    runs for as long as it serves."""
     from ink.frontends.acp.server import AcpServer
+    from ink.wiring.local_part import serving_model
 
-    return await AcpServer(settings, out_fd).serve(in_fd)
+    async with serving_model(settings) as served:
+        return await AcpServer(served, out_fd).serve(in_fd)

@@ -18,12 +18,13 @@ SIGINT aborts the runs going on (R17); while nothing runs it is ignored with a n
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ink import __version__
 from ink.ai.models import lookup
@@ -45,6 +46,9 @@ from ink.frontends.acp.jsonrpc import (
 from ink.frontends.acp.prompt import InvalidPrompt, read_prompt
 from ink.frontends.acp.session import AcpSession
 from ink.frontends.stdio import Overlong, StdioServer
+
+if TYPE_CHECKING:
+    from ink.wiring import App
 
 log = logging.getLogger(__name__)
 
@@ -92,12 +96,12 @@ class AcpServer(StdioServer):
 
     # -- one line ----------------------------------------------------------------------------------
 
-    def dispatch(self, line: bytes | Overlong) -> None:
+    def dispatch(self, line: bytes | Overlong) -> Awaitable[None] | None:
         """Handle one input line: a request gets exactly one answer (now, or later for a prompt)."""
         if isinstance(line, Overlong):
             error = RpcError(PARSE_ERROR, f"Parse error: the line is longer than {self.line_limit} bytes")
             self.peer.fail(None, error)
-            return
+            return None
         try:
             message = parse_message(line)
         except RpcError as exc:
@@ -105,18 +109,20 @@ class AcpServer(StdioServer):
                 log.warning("ignoring a notification: %s", exc.message)
             else:
                 self.peer.fail(exc.request_id, exc)
-            return
+            return None
         if isinstance(message, Reply):
             self.peer.receive(message)
-        else:
-            self._call(message)
+            return None
+        return self._call(message)
 
-    def _call(self, call: Call) -> None:
+    async def _call(self, call: Call) -> None:
         handler = self.methods.get(call.method)
         try:
             if handler is None:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {call.method}", {"method": call.method})
             result = handler(call)
+            if inspect.isawaitable(result):  # opening a session: answered before the next line is read
+                result = await result
         except RpcError as exc:
             error = exc
         except Exception as exc:  # a bug in one request must not end the process
@@ -159,16 +165,16 @@ class AcpServer(StdioServer):
         self.writer.flush_now()
         hard_exit_processes([s.app.processes for s in self.sessions.values()], status)
 
-    def new_session(self, call: Call) -> dict[str, Any]:
-        from ink.wiring import build_app
+    async def new_session(self, call: Call) -> dict[str, Any]:
+        from ink.wiring import start_app
 
         settings = self._session_settings(call.params)
-        app = build_app(settings, force_exit=self._force_exit)
+        app = await start_app(settings, force_exit=self._force_exit)
         session_id = app.session_id or uuid.uuid4().hex  # --no-session: an id for this process only
         self.sessions[session_id] = AcpSession(session_id, app, self.peer)
         return {"sessionId": session_id}
 
-    def load_session(self, call: Call) -> dict[str, Any]:
+    async def load_session(self, call: Call) -> dict[str, Any]:
         """Go on with an ink session (by id, or an unambiguous id prefix) and replay its history as
         updates before answering. A session already open in this process is replayed as it is. The
         session is known by its full id from then on, whatever prefix loaded it: its updates carry the
@@ -178,7 +184,8 @@ class AcpServer(StdioServer):
         session_id = self._full_id(requested, settings)
         session = self.sessions.get(session_id)
         if session is None:
-            session = AcpSession(session_id, _resumed_app(settings, session_id, self._force_exit), self.peer)
+            app = await _resumed_app(settings, session_id, self._force_exit)
+            session = AcpSession(session_id, app, self.peer)
             self.sessions[session_id] = session
         session.replay()
         return {}
@@ -266,12 +273,12 @@ def _stored_id(settings: Settings, requested: str) -> str:
         raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": requested}) from None
 
 
-def _resumed_app(settings: Settings, session_id: str, force_exit: Callable[[int], None]) -> Any:
+async def _resumed_app(settings: Settings, session_id: str, force_exit: Callable[[int], None]) -> App:
     from ink.store import AmbiguousSession, SessionError, SessionNotFound
-    from ink.wiring import SessionChoice, build_app
+    from ink.wiring import SessionChoice, start_app
 
     try:
-        return build_app(settings, session=SessionChoice(resume_id=session_id), force_exit=force_exit)
+        return await start_app(settings, session=SessionChoice(resume_id=session_id), force_exit=force_exit)
     except (SessionNotFound, AmbiguousSession) as exc:
         raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": session_id}) from None
     except SessionError as exc:  # damaged, or open in another ink process

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
 from ink.ai.messages import ToolImage, ToolResult
 from ink.frontends.acp import updates
@@ -98,8 +99,7 @@ class AcpSession(EventReducer):
         try:
             await self.app.aclose()
         finally:
-            for task in tuple(self._asks):
-                task.cancel()
+            await asyncio.gather(*(cancel_and_wait(task) for task in tuple(self._asks)))
             self._unsubscribe()
             self._send(self.turns.drain())
 

@@ -37,7 +37,7 @@ def main(settings: Settings, invocation: Invocation) -> int:
 async def run_rpc(settings: Settings, session: SessionChoice, in_fd: int = 0, out_fd: int = 1) -> int:
     """Build the app, claim stdout for the protocol and serve until the end. Raises ``SessionError``
     (before anything is written) when the session asked for cannot be opened."""
-    from ink.wiring import build_app, hard_exit
+    from ink.wiring import hard_exit, open_app
 
     server: RpcServer | None = None
 
@@ -46,10 +46,10 @@ async def run_rpc(settings: Settings, session: SessionChoice, in_fd: int = 0, ou
             server.writer.flush_now()
         hard_exit(app.processes)(status)
 
-    app = build_app(settings, session=session, force_exit=force_exit)
-    server = RpcServer(app, claim_stdout(out_fd))
-    _warm_up()
-    return await server.serve(in_fd)
+    async with open_app(settings, session=session, force_exit=force_exit) as app:
+        server = RpcServer(app, claim_stdout(out_fd))
+        _warm_up()
+        return await server.serve(in_fd)
 
 
 WARM_UP_MODULES = ("httpcore", "h11", "anyio", "anyio._backends._asyncio", "anyio.streams.tls")

@@ -16,6 +16,7 @@ from ink.ai.messages import message_to_json
 from ink.run.controller import Modes, QueueError, Submitted
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import Answer, TakeMode
+from ink.wiring.mcp_part import mcp_of
 
 if TYPE_CHECKING:
     from ink.frontends.rpc.protocol import Command
@@ -81,7 +82,8 @@ class Handlers:
 
     def mcp(self) -> dict[str, Any]:
         """Each configured MCP server: its state (``starting`` while the app opens), error and tools."""
-        servers = self.app.mcp.statuses() if self.app.mcp is not None else []
+        part = mcp_of(self.app)
+        servers = part.manager.statuses() if part is not None and part.manager is not None else []
         return {"servers": [status.to_json() for status in servers]}
 
     def queue(self) -> dict[str, Any]:

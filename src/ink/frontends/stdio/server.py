@@ -23,6 +23,7 @@ import logging
 import signal
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable
 
 from ink.frontends.stdio.lines import Overlong, read_lines
 from ink.frontends.stdio.writer import Encode, LineWriter, encode_line
@@ -87,9 +88,10 @@ class StdioServer(ABC):
     # -- what the protocol does --------------------------------------------------------------------
 
     @abstractmethod
-    def dispatch(self, line: bytes | Overlong) -> None:
+    def dispatch(self, line: bytes | Overlong) -> Awaitable[None] | None:
         """Answer one line that is not blank (an ``Overlong`` one was dropped). Must not block or raise for
-        bad input: an exception here ends serving as a bug (status 1)."""
+        bad input: an exception here ends serving as a bug (status 1). What it returns to await (opening
+        a session) is awaited before the next line is read."""
 
     @abstractmethod
     def interrupt(self) -> bool:
@@ -105,7 +107,9 @@ class StdioServer(ABC):
     async def _read(self, in_fd: int) -> None:
         async for line in read_lines(in_fd, self.line_limit):
             if isinstance(line, Overlong) or line.strip():
-                self.dispatch(line)
+                pending = self.dispatch(line)
+                if pending is not None:
+                    await pending
 
     def _stdout_closed(self) -> None:
         self.stop(EXIT_PIPE_CLOSED, STDOUT_CLOSED)

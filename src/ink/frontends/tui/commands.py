@@ -7,7 +7,6 @@ A line that starts with ``//`` is sent to the model with one ``/`` removed (a pa
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,8 @@ from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
-from ink.wiring import App, build_compactor, build_loop_setup
+from ink.wiring import App
+from ink.wiring.mcp_part import mcp_of
 
 
 class CommandHost(Protocol):
@@ -110,24 +110,9 @@ def _model(host: CommandHost, args: str) -> None:
         head = f"model: {core.settings.model} ({core.settings.provider}); change it with /model NAME"
         host.view.print(Block("output", "\n".join([head, *lines])))
         return
-    settings = dataclasses.replace(core.settings, model=args)
-    controller = core.controller
-    setup = build_loop_setup(settings, core.provider, core.tools, before_tool=controller.setup.before_tool)
-    compactor = build_compactor(settings, core.provider, setup, core.usage)
-    old = controller.setup  # the hooks stay as they are: only the model changes
-    controller.setup = dataclasses.replace(
-        setup,
-        context=compactor,
-        after_tool=old.after_tool,
-        on_prompt=old.on_prompt,
-        on_stop=old.on_stop,
-        offer=old.offer,
-    )
-    core.compactor, core.settings = compactor, settings
-    if core.session is not None:
-        core.session.record_model_change(settings.model, settings.provider)
-    later = " from the next run on" if controller.state == "running" else ""
-    say(host, f"model: {settings.model}{later}")
+    core.switch_model(args)  # the hooks, tools and checks stay as they are: only the model changes
+    later = " from the next run on" if core.controller.state == "running" else ""
+    say(host, f"model: {core.settings.model}{later}")
 
 
 def _modes(host: CommandHost, args: str) -> None:
@@ -248,15 +233,13 @@ def _mcp(host: CommandHost, args: str) -> None:
     """``/mcp``: each MCP server, its state and tools; ``/mcp approve NAME``: start a project's server."""
     from ink.frontends.mcp import format_status
 
-    core = host.core
-    if core.mcp is None:
+    part = mcp_of(host.core)
+    if part is None or part.manager is None:
         say(host, "no MCP servers configured: add [mcp.servers.NAME] to $INK_HOME/config.toml (docs/mcp.md)")
         return
     words = args.split()
     if len(words) == 2 and words[0] == "approve":
-        from ink.wiring import approve_mcp_server
-
-        problem = approve_mcp_server(core, words[1])
+        problem = part.approve(words[1])
         say(
             host,
             problem or f"approved {words[1]}: starting it; /mcp shows when it is ready",
@@ -264,7 +247,7 @@ def _mcp(host: CommandHost, args: str) -> None:
         )
         return
     lines = []
-    for status in core.mcp.statuses():
+    for status in part.manager.statuses():
         lines += [format_status(status), *(f"  {name}" for name in status.tools)]
     host.view.print(Block("output", "\n".join(lines)))
 

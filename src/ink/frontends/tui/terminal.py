@@ -18,7 +18,7 @@ from typing import Any
 
 from ink.config import Invocation, Settings
 from ink.frontends.tui.blocks import Block
-from ink.wiring import App, SessionChoice, build_app, hard_exit
+from ink.wiring import App, SessionChoice, hard_exit, open_app
 
 EXIT_USAGE, EXIT_FORCED, EXIT_TERMINATED = 2, 130, 143
 # Undo what the UI set on the terminal: bracketed paste, hidden cursor, colours.
@@ -50,22 +50,22 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
         os.write(2, b"ink: quit without waiting for the interrupted run to stop\n")
         hard_exit(core.processes)(status)
 
-    core = build_app(settings, session=choice, force_exit=force_exit)
-    tui = TuiApp(core)
-    loop = asyncio.get_running_loop()
-    try:
-        with patch_stdout(raw=True), _logs_to_proxy():
-            loop.add_signal_handler(signal.SIGTERM, tui.quit, EXIT_TERMINATED)
-            status = await tui.run(prompt, banner=_banner(core, choice))
-    finally:
-        # The UI is gone: Ctrl+C now comes as SIGINT while a run is being stopped.
-        loop.add_signal_handler(signal.SIGINT, core.controller.interrupt)
+    async with open_app(settings, session=choice, force_exit=force_exit) as core:
+        tui = TuiApp(core)
+        loop = asyncio.get_running_loop()
         try:
-            await core.aclose()
+            with patch_stdout(raw=True), _logs_to_proxy():
+                loop.add_signal_handler(signal.SIGTERM, tui.quit, EXIT_TERMINATED)
+                status = await tui.run(prompt, banner=_banner(core, choice))
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
-            loop.remove_signal_handler(signal.SIGTERM)
-            tui.close()
+            # The UI is gone: Ctrl+C now comes as SIGINT while a run is being stopped.
+            loop.add_signal_handler(signal.SIGINT, core.controller.interrupt)
+            try:
+                await core.aclose()
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+                loop.remove_signal_handler(signal.SIGTERM)
+                tui.close()
     return status
 
 

@@ -1,0 +1,47 @@
+"""Settings in, a ready app out: the one place every frontend gets its parts from.
+
+    async with open_app(settings) as app:   # inside the running event loop
+        app.controller.subscribe(render)
+        app.submit("fix the failing test")
+        await app.controller.wait_idle()
+    # closed: the run aborted and settled, processes reaped, parts closed, tasks ended, provider closed
+
+``build_app`` (``ink.wiring.build``) makes every object once, in the order of need; ``open_app``
+(``ink.wiring.lifetime``) adds the asynchronous start and end of the app's parts (``ink.wiring.parts``:
+the local model server, the MCP servers). Model and session switches are methods of ``App``
+(``ink.wiring.app``), the same for every frontend. Nothing here reads the command line: ``Settings``
+carries it.
+"""
+
+from __future__ import annotations
+
+from ink.wiring.app import App
+from ink.wiring.build import (
+    NEW_SESSION,
+    RegistryReaper,
+    SessionChoice,
+    build_app,
+    build_provider,
+    hard_exit,
+    hard_exit_processes,
+    request_options,
+)
+from ink.wiring.lifetime import open_app, start_app
+from ink.wiring.parts import AppPart, AppStartError, default_parts
+
+__all__ = [
+    "NEW_SESSION",
+    "App",
+    "AppPart",
+    "AppStartError",
+    "RegistryReaper",
+    "SessionChoice",
+    "build_app",
+    "build_provider",
+    "default_parts",
+    "hard_exit",
+    "hard_exit_processes",
+    "open_app",
+    "request_options",
+    "start_app",
+]

@@ -1,0 +1,256 @@
+"""``App``: everything one ink session runs on, and the operations every frontend shares (submit with
+custom commands, model and session switches, ``/compact``, the one clean-up call ``aclose``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import Notice
+from ink.agent.history import History
+from ink.agent.tasks import Tasks
+from ink.agent.tool import BeforeToolHook, Tool
+from ink.ai.provider import Provider, ToolSpec
+from ink.config import Settings
+from ink.config.commands import CommandBook
+from ink.extend.command_limit import CommandToolLimit
+from ink.extend.task import SubAgents
+from ink.run.compaction import Compactor
+from ink.run.controller import QueueError, RunController, Submitted
+from ink.run.usage import UsageTotals
+from ink.system_prompt import Environment, build_system_prompt
+from ink.tools.processes import ProcessEntry, ProcessRegistry
+from ink.vocabulary import InputMode
+
+if TYPE_CHECKING:
+    from ink.ai.messages import ToolImage
+    from ink.rewind import SessionCheckpoints
+    from ink.store import SessionHandle, SessionInfo, SessionStore
+    from ink.wiring.parts import AppPart
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound="AppPart")
+TASKS_BOUND = 2.0  # seconds ``aclose`` waits for background tasks once they are cancelled
+
+
+class App:
+    """Everything one ink session runs on, built once by ``build_app`` (``open_app`` also starts and
+    ends its parts). ``aclose`` is the one clean-up call."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        provider: Provider,
+        processes: ProcessRegistry,
+        tools: Sequence[Tool],
+        controller: RunController,
+        compactor: Compactor,
+        usage: UsageTotals,
+        *,
+        tasks: Tasks,
+        sessions: SessionStore | None = None,
+        session: SessionHandle | None = None,
+        before_tool: BeforeToolHook | None = None,
+        commands: CommandBook | None = None,
+        command_limit: CommandToolLimit | None = None,
+        agents: SubAgents | None = None,
+        parts: Sequence[AppPart] = (),
+    ) -> None:
+        self.settings = settings
+        self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
+        self.processes = processes
+        self.tools = tools
+        self.controller = controller
+        self.compactor = compactor
+        self.usage = usage
+        self.tasks = tasks  # every background task of the app (reply drains, run drivers, part work)
+        self.sessions = sessions
+        self.session = session
+        self.before_tool = before_tool  # the permission hook, last of the controller's checks
+        self.commands = commands or CommandBook()  # custom slash commands (docs/commands.md)
+        self.command_limit = command_limit  # the controller's before_tool: the checks, in order
+        self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
+        self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
+        self.checkpoints: SessionCheckpoints | None = None  # of the workspace, for rewind (docs/rewind.md)
+        self.spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app
+        self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
+        self._closed = False
+        controller.subscribe(self.usage.on_event)
+        self._unsubscribe_session = (
+            controller.subscribe(session.on_event) if session is not None else lambda: None
+        )
+        tasks.on_error = self._task_failed
+
+    def part(self, kind: type[P]) -> P | None:
+        """The app's part of type ``kind`` (e.g. ``McpPart``), if it has one."""
+        return next((p for p in self.parts if isinstance(p, kind)), None)
+
+    def spared_processes(self) -> list[ProcessEntry]:
+        """Processes that live as long as the app (an MCP server): a run's reaper leaves them alone."""
+        return [entry for spared in self.spared for entry in spared()]
+
+    def submit(
+        self,
+        text: str,
+        mode: InputMode = "steer",
+        *,
+        reserved: Iterable[str] = (),
+        images: tuple[ToolImage, ...] = (),
+    ) -> Submitted:
+        """``controller.submit`` after expanding a custom command (``/name args``; the names in
+        ``reserved`` are the frontend's own and stay as they are). A command's ``allowed-tools`` hold
+        while its prompt is the latest one in the history. ``images`` go with the text."""
+        expansion = self.commands.expand(text, reserved)
+        if expansion is None:
+            return self.controller.submit(text, mode, images)
+        submitted = self.controller.submit(expansion.text, mode, images)
+        allowed = expansion.command.allowed_tools
+        if allowed is not None and self.command_limit is not None:
+            self.command_limit.limit(submitted.input_id, expansion.command.name, allowed)
+        return submitted
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    # -- switching model and session -------------------------------------------------------------
+
+    def switch_model(self, model: str, provider: str | None = None) -> None:
+        """Later runs use ``model`` (of ``provider``, default: the current one); a run going on keeps
+        its model (R13: a run reads its set-up once, at its start). The hooks, tools and permission
+        checks stay as they are. Raises ``ValueError`` for an unknown provider."""
+        from ink.wiring.build import build_compactor, build_provider, request_options, settings_for
+
+        settings = settings_for(self.settings, model, provider)
+        setup = self.controller.setup
+        if settings.provider != self.settings.provider or settings.base_url != self.settings.base_url:
+            self._retired.append(self.provider)  # closed with the app: the running run may use it
+            self.provider = build_provider(settings)
+        self.compactor = build_compactor(
+            settings, self.provider, setup.system_prompt, setup.tools, self.usage
+        )
+        self.controller.setup = dataclasses.replace(
+            setup,
+            provider=self.provider,
+            model=settings.model,
+            context=self.compactor,
+            options=request_options(settings),
+        )
+        self.settings = settings
+        if self.session is not None:
+            self.session.record_model_change(settings.model, settings.provider)
+
+    def new_session(self) -> None:
+        """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""
+        self._require_idle("a new session")
+        if self.sessions is None:  # --no-session: a fresh history, still nothing written
+            self.controller.new_session(History())
+            self.usage.new_session()
+            if self.checkpoints is not None:
+                self.checkpoints.open(None)
+            return
+        settings = self.settings
+        self._swap_session(self.sessions.create(settings.cwd, settings.model, settings.provider))
+
+    def resume_session(self, info: SessionInfo) -> None:
+        """``/resume``: go on with another session in place of this one. Raises ``QueueError`` unless idle,
+        ``SessionError`` when it cannot be loaded or opened (the current session then stays as it was)."""
+        self._require_idle("resuming a session")
+        if self.sessions is None:
+            from ink.store import SessionError
+
+            raise SessionError("sessions are off (--no-session)")
+        handle = self.sessions.resume(info)
+        loaded = handle.loaded
+        now = (self.settings.model, self.settings.provider)
+        if loaded is not None and (loaded.model, loaded.provider) != now:
+            handle.record_model_change(*now)
+        self._swap_session(handle)
+        if loaded is not None:
+            self.usage.session = dataclasses.replace(loaded.usage, cost_usd=loaded.cost)
+
+    def _require_idle(self, what: str) -> None:
+        if self.controller.state != "idle":
+            raise QueueError(f"{what} can only start while idle")
+
+    def _swap_session(self, handle: SessionHandle) -> None:
+        """Close the current session file, and give the controller ``handle``'s history."""
+        if self.session is not None:
+            self.session.close()
+        self._unsubscribe_session()
+        self.session = handle
+        self._unsubscribe_session = self.controller.subscribe(handle.on_event)
+        self.controller.new_session(handle.history)
+        self.usage.new_session()
+        if self.checkpoints is not None:
+            self.checkpoints.open(handle.id)
+
+    # -- tools and commands ----------------------------------------------------------------------
+
+    def add_tools(
+        self, extra: Sequence[Tool], offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
+    ) -> None:
+        """Offer ``extra`` tools from the next run on (the set-up is read at the start of each run)."""
+        if not extra:
+            return
+        self.tools = [*self.tools, *extra]
+        setup = self.controller.setup
+        offer = offer or setup.offer
+        specs = offer(self.tools) if offer else [t.spec for t in self.tools]
+        prompt = build_system_prompt(specs, Environment.detect(self.settings.cwd))
+        self.controller.setup = dataclasses.replace(
+            setup, tools=tuple(self.tools), system_prompt=prompt, offer=offer
+        )
+
+    def compact(self, instructions: str = "") -> bool:
+        """``/compact``: summarise the older history now, as a command occupying the controller.
+        False when a run is going on (compaction then happens by itself when needed)."""
+
+        async def work(signal: AbortSignal) -> None:
+            history = self.controller.history
+            await self.compactor.compact(
+                history, signal, instructions=instructions, emit=self.controller.emit
+            )
+
+        return self.controller.run_command(work)
+
+    def _task_failed(self, name: str, error: BaseException) -> None:
+        self.controller.emit(Notice(f"internal error in {name}: {type(error).__name__}: {error}", "warning"))
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Abort any run, wait until it settled, close the parts (in reverse order), end every process
+        ink started, cancel the background tasks, close the provider and the session file. Bounded: the
+        grace period of a stuck tool plus the kill delay, plus ``TASKS_BOUND``. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.controller.shutdown()
+        if self.checkpoints is not None:
+            await self.checkpoints.aclose()  # the last run's end snapshot
+        if self.session is not None:
+            self.session.close()
+        await close_parts(self.parts)
+        survivors = await self.processes.terminate_all(self.settings.kill_delay)
+        for survivor in survivors:
+            log.warning(
+                "process %s (%s) is still running: %s", survivor.pid, survivor.command, survivor.reason
+            )
+        for straggler in await self.tasks.aclose(TASKS_BOUND):
+            log.warning("task %s did not end within %.0f s of being cancelled", straggler.name, TASKS_BOUND)
+        for provider in (*self._retired, self.provider):
+            await provider.aclose()
+
+
+async def close_parts(parts: Sequence[AppPart]) -> None:
+    """``aclose`` each part, last first; one that fails is logged and the others are still closed."""
+    for part in reversed(parts):
+        try:
+            await part.aclose()
+        except Exception:
+            log.exception("closing %s failed", part.name)

@@ -1,0 +1,439 @@
+"""Settings in, an ``App`` out, every object built once with what it needs (``build_app``), and the
+pieces it is made of. ``open_app`` (``ink.wiring.lifetime``) wraps this with the parts' start and end.
+
+The order is the order of need: the permission broker and hook, the hooks and the command limit exist
+before the loop set-up; the provider is wrapped for redaction once, and the set-up and the compactor
+share it; the controller is made last, with the set-up complete. What needs the controller or the app
+before they exist (the broker's events, the task tool's set-up, the hooks' session) reaches them through
+a closure that runs only once they exist.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ink.agent.abort import AbortSignal
+from ink.agent.events import AgentEvent, Notice
+from ink.agent.history import History
+from ink.agent.loop import LoopSetup
+from ink.agent.scheduler import SchedulerSettings
+from ink.agent.tasks import Tasks
+from ink.agent.tool import BeforeToolHook, Tool, find_tool
+from ink.ai.provider import Provider
+from ink.config import Settings
+from ink.config.commands import load_commands
+from ink.extend.command_limit import CommandToolLimit
+from ink.extend.task import SubAgents
+from ink.permissions.redacting import redacting
+from ink.run.compaction import Compactor
+from ink.run.controller import BangOutput, Modes, RunController
+from ink.run.events import RunEvent, Survivor
+from ink.run.permissions import PermissionBroker
+from ink.run.usage import UsageTotals
+from ink.system_prompt import Environment, build_system_prompt
+from ink.tools.processes import ProcessEntry, ProcessRegistry
+from ink.wiring.app import App
+
+if TYPE_CHECKING:
+    from ink.extend.hooks import HookSet
+    from ink.store import SessionHandle, SessionInfo, SessionStore
+    from ink.wiring.parts import AppPart
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionChoice:
+    """Which history to start from: a new session (default), the latest (``--continue``) or one by id."""
+
+    continue_latest: bool = False
+    resume_id: str | None = None
+
+
+NEW_SESSION = SessionChoice()
+
+
+def build_app(
+    settings: Settings,
+    *,
+    session: SessionChoice = NEW_SESSION,
+    before_tool: BeforeToolHook | None = None,
+    force_exit: Callable[[int], None] | None = None,
+    can_ask: bool = True,
+    checkpoints: bool = True,
+    parts: Sequence[AppPart] = (),
+) -> App:
+    """Build the app for ``settings`` (its ``parts`` are held, not started: ``open_app`` starts them).
+    Call it with the event loop running (the controller creates asyncio primitives). Raises
+    ``SessionError`` (a clear one-line message) when the session asked for cannot be found or opened;
+    nothing else for valid ``Settings``.
+
+    Permissions: unless ``before_tool`` replaces it, the hook is built from the settings (mode, rules,
+    remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
+    ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
+    ``checkpoints``: snapshot the workspace before each input, for rewind (``install_checkpoints``)."""
+    sessions, handle, history = open_session(settings, session)
+    processes = ProcessRegistry()
+    tasks = Tasks()
+
+    def emit(event: RunEvent) -> None:
+        controller.emit(event)  # the controller made below; nothing emits before it exists
+
+    def notify(text: str) -> None:
+        emit(Notice(text, "warning"))
+
+    timeout = settings.permission_timeout
+    broker = PermissionBroker(emit, timeout if timeout > 0 else None)
+    permission = before_tool or permission_hook(
+        settings, lambda name: find_tool(controller.setup.tools, name), broker if can_ask else None, notify
+    )
+    hooks = (
+        build_hooks(settings, processes, broker if can_ask else None, notify, lambda: app, lambda: controller)
+        if settings.hooks
+        else None
+    )
+    limit = CommandToolLimit(
+        lambda: controller.history, hooks.before_tool(permission) if hooks is not None else permission
+    )
+    provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
+    agents, task = build_task_tool(settings, lambda: controller.setup, emit, lambda: app.session)
+    tools = (*build_tools(settings, processes), task)
+    usage = _usage_totals(handle)
+    prompt = build_system_prompt([t.spec for t in tools], Environment.detect(settings.cwd))
+    compactor = build_compactor(settings, provider, prompt, tools, usage)
+    setup = LoopSetup(
+        provider=provider,
+        model=settings.model,
+        system_prompt=prompt,
+        tools=tools,
+        max_iterations=settings.max_iterations,
+        max_tokens=settings.max_tokens,
+        scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
+        before_tool=limit,
+        after_tool=hooks.after_tool if hooks is not None else None,
+        on_prompt=hooks.on_prompt if hooks is not None else None,
+        on_stop=hooks.on_stop if hooks is not None else None,
+        context=compactor,
+        options=request_options(settings),
+        tasks=tasks,
+    )
+    controller = RunController(
+        setup,
+        history,
+        modes=Modes(settings.steering_mode, settings.follow_up_mode),
+        run_bang=bang_runner(settings, processes),
+        reaper=RegistryReaper(processes, settings.kill_delay, spare=lambda: app.spared_processes()),
+        force_exit=force_exit or hard_exit(processes),
+        permissions=broker,
+        tasks=tasks,
+    )
+    commands = load_commands(settings.cwd, settings.ink_home)
+    for warning in commands.warnings:
+        log.warning("%s", warning)
+    app = App(
+        settings,
+        provider,
+        processes,
+        tools,
+        controller,
+        compactor,
+        usage,
+        tasks=tasks,
+        sessions=sessions,
+        session=handle,
+        before_tool=permission,
+        commands=commands,
+        command_limit=limit,
+        agents=agents,
+        parts=parts,
+    )
+    if checkpoints:
+        install_checkpoints(app)
+    return app
+
+
+def install_checkpoints(app: App) -> None:
+    """Workspace checkpoints for rewind (docs/rewind.md): taken as each input enters the history, kept
+    with the open session (re-opened when it changes), waited for by every tool call (the gate goes
+    first in the ``before_tool`` chain), and asked for the files an aborted run changed (its receipt).
+    They need the controller, so the gate joins its set-up once both exist (before any run)."""
+    from ink.rewind import SessionCheckpoints
+
+    controller, settings = app.controller, app.settings
+    part = SessionCheckpoints(controller, settings.ink_home, settings.cwd)
+    part.open(app.session_id)
+    app.checkpoints = part
+    controller.subscribe(part.on_event)
+    controller.setup = dataclasses.replace(
+        controller.setup, before_tool=part.gate(controller.setup.before_tool)
+    )
+    controller.changed_files = part.changed_files
+
+
+def build_task_tool(
+    settings: Settings,
+    setup: Callable[[], LoopSetup],
+    emit: Callable[[AgentEvent], None],
+    session: Callable[[], SessionHandle | None],
+) -> tuple[SubAgents, Tool]:
+    """The ``task`` tool (docs/subagents.md): sub-agents run on the controller's current ``setup`` and
+    emit through it; transcripts go next to the session file."""
+    from ink.config.agents import load_agent_types
+    from ink.extend.task import TaskTool
+
+    types, warnings = load_agent_types(settings.cwd, settings.ink_home)
+    for warning in warnings:
+        log.warning("%s", warning)
+
+    def transcripts() -> Path | None:
+        handle = session()
+        return handle.path.with_suffix(".subagents") if handle is not None else None
+
+    agents = SubAgents()
+    return agents, TaskTool(types, setup, emit, agents, transcripts)
+
+
+def build_hooks(
+    settings: Settings,
+    processes: ProcessRegistry,
+    asker: PermissionBroker | None,
+    notify: Callable[[str], None],
+    app: Callable[[], App],
+    controller: Callable[[], RunController],
+) -> HookSet:
+    """The configured hooks (docs/hooks.md) for the loop's seams. They run in the app's process registry
+    (an abort kills them, R35) and report problems as warning notices."""
+    from ink.extend.hook_approval import ProjectHookApproval
+    from ink.extend.hooks import HookContext, HookSet
+
+    def session() -> tuple[str | None, Path | None]:
+        handle = app().session
+        return (handle.id, handle.path) if handle is not None else (None, None)
+
+    def hand_back(input_ids: Sequence[str], reason: str) -> None:
+        notify(f"a user_prompt hook refused the input: {reason}")
+        controller().hand_back(input_ids)
+
+    context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session, hand_back)
+    approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify)
+    return HookSet(settings.hooks, context, approval)
+
+
+def permission_hook(
+    settings: Settings,
+    tools: Callable[[str], Tool | None],
+    asker: PermissionBroker | None,
+    notify: Callable[[str], None],
+) -> BeforeToolHook:
+    """The settings' permission policy, judging a call by what its tool (``tools``: the tools of the run
+    being checked) says of itself, asking through ``asker`` (None: nobody can answer; R4: a refusal is
+    the call's error result). Its notes to the user (print mode's refusals) go to ``notify``."""
+    from ink.permissions import build_permission_hook
+
+    return build_permission_hook(settings, tools, asker, notify=notify)
+
+
+def open_session(
+    settings: Settings, choice: SessionChoice
+) -> tuple[SessionStore | None, SessionHandle | None, History]:
+    """The session store, the open session (None with ``--no-session``) and the history to start from.
+    With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
+    if settings.no_session and choice == NEW_SESSION:
+        return None, None, History()  # nothing to read or write: the store is not even imported
+    from ink.store import SessionStore
+
+    store = SessionStore(settings.session_dir, secrets=settings.secrets, on_error=_session_write_failed)
+    if settings.no_session:
+        target = _chosen(store, settings, choice)
+        history = History(store.load(target).messages) if target is not None else History()
+        return None, None, history
+    target = _chosen(store, settings, choice)
+    if target is None:
+        handle = store.create(settings.cwd, settings.model, settings.provider)
+    else:
+        handle = store.resume(target)
+        loaded = handle.loaded
+        if loaded is not None and (loaded.model, loaded.provider) != (settings.model, settings.provider):
+            handle.record_model_change(settings.model, settings.provider)
+    return store, handle, handle.history
+
+
+def _chosen(store: SessionStore, settings: Settings, choice: SessionChoice) -> SessionInfo | None:
+    from ink.store import SessionNotFound
+
+    if choice.resume_id is not None:
+        return store.resolve(settings.cwd, choice.resume_id)
+    if choice.continue_latest:
+        info = store.latest(settings.cwd)
+        if info is None:
+            raise SessionNotFound(
+                f"no session to continue in {settings.cwd}; start one with `ink`, "
+                "or list them with `ink sessions`"
+            )
+        return info
+    return None
+
+
+def _session_write_failed(problem: str) -> None:
+    log.warning("the session can no longer be saved: %s", problem)
+
+
+def _usage_totals(handle: SessionHandle | None) -> UsageTotals:
+    loaded = handle.loaded if handle is not None else None
+    return UsageTotals(loaded.usage, loaded.cost) if loaded is not None else UsageTotals()
+
+
+def build_compactor(
+    settings: Settings, provider: Provider, system_prompt: str, tools: Sequence[Tool], usage: UsageTotals
+) -> Compactor:
+    """The context keeper for ``settings.model``: compacts before a request would overflow (R-sessions).
+    ``provider`` is the app's, already wrapped for redaction."""
+    import json
+
+    from ink.ai.models import lookup
+
+    specs = json.dumps(
+        [{"name": t.name, "d": t.description, "p": t.parameters} for t in (x.spec for x in tools)]
+    )
+    overhead = (len(system_prompt) + len(specs)) // 4
+    info = lookup(settings.model)
+    if settings.context_window is not None:  # what the server itself reports (a local llama.cpp)
+        info = dataclasses.replace(info, context_window=settings.context_window)
+    return Compactor(provider, settings.model, info, overhead_tokens=overhead, usage=usage)
+
+
+def settings_for(settings: Settings, model: str, provider: str | None = None) -> Settings:
+    """``settings`` with another model (of another provider: that provider's default URL and the key of
+    its environment variable, when the settings have the environment). Raises ``ValueError``."""
+    if provider is None or provider == settings.provider:
+        return dataclasses.replace(settings, model=model)
+    from ink.config.catalogue import PROVIDERS
+
+    info = PROVIDERS.get(provider)
+    if info is None:
+        raise ValueError(f"unknown provider {provider!r} (known: {', '.join(sorted(PROVIDERS))})")
+    key = os.environ.get(info.key_env) if info.key_env else None
+    if info.key_required and not key:
+        raise ValueError(f"{provider} needs a key: set {info.key_env}")
+    origins = {**settings.origins, "provider": "switch", "model": "switch", "base_url": "default"}
+    return dataclasses.replace(
+        settings, provider=provider, model=model, base_url=info.default_base_url, api_key=key, origins=origins
+    )
+
+
+def build_provider(settings: Settings) -> Provider:
+    """The provider for ``settings.provider``; its module (and httpx) is imported only here."""
+    from ink.ai.http import RequestTimeouts
+    from ink.config.catalogue import protocol_for
+
+    info = settings.provider_info
+    protocol = protocol_for(info, settings.model)
+    timeouts = RequestTimeouts(settings.connect_timeout, settings.first_byte_timeout, settings.idle_timeout)
+    if protocol == "anthropic":
+        from ink.ai.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+        )
+    if protocol == "openai-responses":
+        from ink.ai.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(
+            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+        )
+    from ink.ai.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
+    )
+
+
+def build_tools(settings: Settings, processes: ProcessRegistry) -> list[Tool]:
+    from ink.tools import default_tools
+
+    return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay))
+
+
+THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}  # Anthropic budget_tokens per level
+
+
+def request_options(settings: Settings) -> dict[str, Any]:
+    """Provider-specific request fields the settings ask for: reasoning effort / thinking budget."""
+    level = settings.thinking
+    if level == "off":
+        return {}
+    from ink.config.catalogue import protocol_for
+
+    protocol = protocol_for(settings.provider_info, settings.model)
+    if protocol == "openai":
+        return {"reasoning_effort": level}
+    if protocol == "openai-responses":  # summaries: the reasoning shown dimmed
+        return {"reasoning": {"effort": level, "summary": "auto"}}
+    # Anthropic: 1024 <= budget_tokens < max_tokens.
+    budget = min(THINKING_BUDGETS[level], settings.max_tokens - 1)
+    if budget < 1024:
+        log.warning(
+            "thinking needs max_tokens above 1024 (it is %d): thinking stays off", settings.max_tokens
+        )
+        return {}
+    return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+
+
+class RegistryReaper:
+    """The controller's ``Reaper`` (R35): ends every process tree still registered after a run."""
+
+    def __init__(
+        self,
+        processes: ProcessRegistry,
+        kill_delay: float,
+        spare: Callable[[], Sequence[ProcessEntry]] | None = None,
+    ) -> None:
+        self._processes = processes
+        self._kill_delay = kill_delay
+        self._spare = spare  # processes that live as long as the app (MCP servers), not a run
+
+    async def reap(self) -> Sequence[Survivor]:
+        if self._spare is None:
+            return tuple(await self._processes.terminate_all(self._kill_delay))
+        spared = self._spare()
+        doomed = [e for e in self._processes.entries if all(e is not s for s in spared)]
+        return (await self._processes.terminate(doomed, self._kill_delay)).survivors
+
+
+def bang_runner(settings: Settings, processes: ProcessRegistry) -> Callable[[str, AbortSignal], Any]:
+    """R14: ``!command`` runs in the shell in the working directory; its output goes to the user only."""
+    from ink.tools.shell import run_shell
+
+    async def run_bang(command: str, signal: AbortSignal) -> BangOutput:
+        try:
+            result = await run_shell(command, settings.cwd, signal, processes, kill_delay=settings.kill_delay)
+        except OSError as exc:
+            return BangOutput(f"cannot run the command: {exc.strerror or exc}", None)
+        return BangOutput(result.output, result.exit_code, result.interrupted)
+
+    return run_bang
+
+
+def hard_exit(processes: ProcessRegistry) -> Callable[[int], None]:
+    """The second interrupt (R21) for one app: see ``hard_exit_processes``."""
+    return lambda status: hard_exit_processes([processes], status)
+
+
+def hard_exit_processes(registries: Sequence[ProcessRegistry], status: int) -> None:
+    """No more waiting: SIGKILL every registered process tree at once, flush what can be flushed, and
+    leave with ``status``."""
+    for processes in registries:
+        processes.kill_all_now()  # only processes proven to be ours: a stale group id may be reused
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

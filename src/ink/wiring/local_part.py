@@ -1,0 +1,74 @@
+"""The local model server as an app part: ``ink --provider local`` without a base URL of its own runs
+llama.cpp's server as a child for as long as the app (``ink.local``). ``prepare`` fetches the starter
+model when no ``--model-path`` was given, starts the child, waits until it is ready (progress on stderr)
+and points the settings at it (its address, and the context window it reports); ``aclose`` ends the child (no process left, R35)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from ink.config import Settings
+from ink.local import serves_locally
+from ink.wiring.parts import AppPart, AppStartError
+
+if TYPE_CHECKING:
+    from ink.local.runtime import LocalServer
+
+SERVER_ORIGIN = "the local model server"  # where the base URL came from, once the part set it
+
+
+class LocalModelPart(AppPart):
+    name = "the local model server"
+
+    def __init__(self) -> None:
+        self.server: LocalServer | None = None
+
+    async def prepare(self, settings: Settings) -> Settings:
+        """Start the server (blocking: nothing else of the app exists yet) and use it. Raises
+        ``AppStartError`` when the runtime, the model or the server is missing."""
+        from ink.local.props import context_window, read_props
+        from ink.local.runtime import LocalModelError, require_runtime, start_local
+        from ink.local.starter import StarterError, starter_model
+
+        try:
+            require_runtime()  # before fetching a model it could not serve
+            model = settings.model_path or starter_model(settings.ink_home / "models", sys.stderr)
+            self.server = start_local(
+                model, settings.ink_home, sys.stderr, temperature=settings.local_temperature
+            )
+        except (LocalModelError, StarterError) as exc:
+            raise AppStartError(str(exc)) from exc
+        chosen = settings.origins.get("model", "default") != "default"
+        name = settings.model if chosen or settings.model_path is None else model.stem
+        origins = {**settings.origins, "base_url": SERVER_ORIGIN}
+        props = read_props(self.server.base_url) or {}  # its context window: compaction works within it
+        return dataclasses.replace(
+            settings,
+            base_url=self.server.base_url,
+            model=name,
+            origins=origins,
+            context_window=context_window(props),
+        )
+
+    async def aclose(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.stop()
+
+
+@asynccontextmanager
+async def serving_model(settings: Settings) -> AsyncIterator[Settings]:
+    """The settings with the local model server running for the block, when they call for one: for a
+    frontend with many apps in one process (ACP's sessions), which then share one server."""
+    if not serves_locally(settings):
+        yield settings
+        return
+    part = LocalModelPart()
+    try:
+        yield await part.prepare(settings)
+    finally:
+        await part.aclose()
