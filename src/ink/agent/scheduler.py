@@ -20,6 +20,7 @@ from typing import Any
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
 from ink.agent.live import LiveOutput
+from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool, ToolCallContext, ToolOutput
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
@@ -227,8 +228,8 @@ class ToolScheduler:
             task.cancel()
             raise
         finally:
-            aborted.cancel()
-        task.cancel()  # best effort; its late result is dropped either way
+            await cancel_and_wait(aborted)
+        task.cancel()  # R20: abandoned, not awaited; its late result is dropped either way
         self.tally.abandoned.append(call.id)
         return ToolOutput(
             f"Abandoned: the tool did not stop within the {grace:g} s grace period after the abort. "

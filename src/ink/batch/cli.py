@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ink.agent.abort import AbortSignal
+from ink.agent.tasks import cancel_and_wait
 from ink.batch.execute import RunOptions, ink_command
 from ink.batch.progress import Progress
 from ink.batch.ray_backend import RayUnavailable, run_on_ray
@@ -172,7 +173,7 @@ class _Batch:
                 keep_workspaces=self.ns.keep_workspaces,
             )
         finally:
-            ticker.cancel()
+            await cancel_and_wait(ticker)
             loop.remove_signal_handler(signal.SIGINT)
             loop.remove_signal_handler(signal.SIGTERM)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ink.agent.abort import AbortSignal
+from ink.agent.tasks import cancel_and_wait
 from ink.batch.tasks import Task
 from ink.batch.workspace import Baseline, Git, WorkspaceError, prepare
 from ink.tools.processes import TOKEN_ENV, ProcessRegistry
@@ -227,8 +228,7 @@ async def _wait_or_interrupt(proc: asyncio.subprocess.Process, stop: AbortSignal
                 os.kill(proc.pid, signals.SIGINT)  # the run aborts itself cleanly (R17-R19)
             await asyncio.wait({exited}, timeout=INTERRUPT_GRACE)
     finally:
-        stopped.cancel()
-        exited.cancel()
+        await asyncio.gather(cancel_and_wait(stopped), cancel_and_wait(exited))
 
 
 async def _read_events(stream: asyncio.StreamReader | None, run: _Run) -> None:

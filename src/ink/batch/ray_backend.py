@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ink.agent.abort import AbortSignal
+from ink.agent.tasks import cancel_and_wait
 from ink.batch.execute import INTERRUPT_GRACE, RunOptions, execute_with_retries, ink_command
 from ink.batch.tasks import Task
 
@@ -69,7 +70,7 @@ async def _run_task(task: Task, options: RunOptions, control: Any, retries: int)
         with tempfile.TemporaryDirectory(prefix="ink-batch-", ignore_cleanup_errors=True) as scratch:
             result = await execute_with_retries(task, Path(scratch) / task.id, options, cancel, retries)
     finally:
-        watcher.cancel()
+        await cancel_and_wait(watcher)
     result["worker"] = os.uname().nodename
     return result
 

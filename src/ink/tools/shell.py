@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ink.agent.abort import AbortSignal
+from ink.agent.tasks import cancel_and_wait
 from ink.tools import orphans
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from ink.tools.output import HeadTailBuffer
@@ -191,8 +192,7 @@ async def _supervise(
             termination = await registry.terminate([entry], kill_delay)
             await asyncio.wait({exited}, timeout=1.0)
     finally:
-        aborted.cancel()
-        exited.cancel()
+        await asyncio.gather(cancel_and_wait(aborted), cancel_and_wait(exited))
     duration = time.monotonic() - started
     held_open = False
     if not await _drained(reader):

@@ -19,6 +19,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 
+from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import find_tool
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
@@ -135,7 +136,7 @@ class TuiApp:
             status = await self.app.run_async(handle_sigint=True)
         finally:
             self._exited = True
-            painter.cancel()
+            await cancel_and_wait(painter)
             self._flush_printed()
         return status
 
