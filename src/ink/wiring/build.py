@@ -400,9 +400,9 @@ class RegistryReaper:
         self._spare = spare  # processes that live as long as the app (MCP servers), not a run
 
     async def reap(self) -> Sequence[Survivor]:
-        if self._spare is None:
+        spared = self._spare() if self._spare is not None else ()
+        if not spared:  # every registered tree, and the orphans that came back to ink
             return tuple(await self._processes.terminate_all(self._kill_delay))
-        spared = self._spare()
         doomed = [e for e in self._processes.entries if all(e is not s for s in spared)]
         return (await self._processes.terminate(doomed, self._kill_delay)).survivors
 
