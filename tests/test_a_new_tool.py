@@ -88,10 +88,10 @@ def with_new_tools(build: ToolFactory) -> ToolFactory:
 
 
 if __name__ == "__main__":  # ink itself, with the two tools
-    import ink.wiring
+    import ink.wiring.build
     from ink.cli import main
 
-    setattr(ink.wiring, "build_tools", with_new_tools(ink.wiring.build_tools))  # noqa: B010 - a function
+    setattr(ink.wiring.build, "build_tools", with_new_tools(ink.wiring.build.build_tools))  # noqa: B010
     raise SystemExit(main())
 
 import subprocess  # noqa: E402 - the test's side, not needed by the script above
@@ -135,8 +135,9 @@ async def test_a_real_app_runs_them_and_the_tui_shows_them_as_they_describe_them
     fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import ink.wiring
+    import ink.wiring.build
 
-    monkeypatch.setattr(ink.wiring, "build_tools", with_new_tools(ink.wiring.build_tools))
+    monkeypatch.setattr(ink.wiring.build, "build_tools", with_new_tools(ink.wiring.build.build_tools))
     (tmp_path / "notes.txt").write_text(NOTES)
     env = {"INK_HOME": str(tmp_path / "inkhome"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     flags = Flags(provider="openai", base_url=fake_server.base_url("openai"), api_key="k", no_session=True)

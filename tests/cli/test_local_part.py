@@ -20,25 +20,26 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _servers() -> set[int]:
-    found = set()
+def _servers_of(model: Path) -> list[int]:
+    """Model server processes serving ``model`` (a path of this test's own: other inks are not counted)."""
+    found = []
     for process in psutil.process_iter(["cmdline"]):
-        if "ink.local.serve" in " ".join(process.info["cmdline"] or ()):
-            found.add(process.pid)
+        line = " ".join(process.info["cmdline"] or ())
+        if "ink.local.serve" in line and str(model) in line:
+            found.append(process.pid)
     return found
 
 
 def test_a_model_the_server_cannot_load_is_one_line_and_exit_2(tmp_path: Path) -> None:
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a model at all\n" * 64)
-    before = _servers()
     args = ["--provider", "local", "--model-path", str(junk), "--no-session", "-p", "hi"]
     done = run_ink(args, ink_env(tmp_path), tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ink: the local model server could not serve"), done.stderr
     assert "Traceback" not in done.stderr
-    assert _servers() <= before  # no server child of this ink is left
+    assert _servers_of(junk) == []  # no server child of this ink is left
 
 
 async def test_open_app_names_the_failure_and_leaves_no_server(tmp_path: Path) -> None:

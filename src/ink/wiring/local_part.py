@@ -1,7 +1,8 @@
 """The local model server as an app part: ``ink --provider local`` without a base URL of its own runs
 llama.cpp's server as a child for as long as the app (``ink.local``). ``prepare`` fetches the starter
 model when no ``--model-path`` was given, starts the child, waits until it is ready (progress on stderr)
-and points the settings at it (its address, and the context window it reports); ``aclose`` ends the child (no process left, R35)."""
+and points the settings at it (its address, and the context window it reports); ``aclose`` ends the
+child (no process left, R35)."""
 
 from __future__ import annotations
 
