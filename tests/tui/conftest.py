@@ -10,7 +10,7 @@ import pytest
 from ink import __version__
 from tests.cli.inkproc import ink_env
 from tests.fakeserver import FakeModelServer
-from tests.tui.terminal import InkTerminal
+from tests.tui.terminal import COLUMNS, ROWS, InkTerminal
 
 StartInk = Callable[..., InkTerminal]
 
@@ -33,6 +33,8 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
         wait_ready: bool = True,
         permission_mode: str = "yolo",
         env: dict[str, str] | None = None,
+        rows: int = ROWS,
+        columns: int = COLUMNS,
     ) -> InkTerminal:
         env = ink_env(tmp_path, TERM="xterm-256color", **(env or {}))
         if config:
@@ -47,7 +49,7 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
             "--permission-mode",
             permission_mode,
         ]
-        terminal = InkTerminal([*base, *args], env, project)
+        terminal = InkTerminal([*base, *args], env, project, rows, columns)
         started.append(terminal)
         if wait_ready:
             terminal.wait_text(f"ink {__version__} · ")  # the banner

@@ -119,6 +119,13 @@ class InkTerminal:
 
     # -- typing ---------------------------------------------------------------------------------------
 
+    def resize(self, rows: int, columns: int) -> None:
+        """Resize the terminal as a window manager does: the pty's size changes and ink gets SIGWINCH;
+        the emulator's screen takes the new size too."""
+        self.rows, self.columns = rows, columns
+        self.screen.resize(rows, columns)
+        self.child.setwinsize(rows, columns)
+
     def send(self, data: str | bytes) -> None:
         self.child.send(data if isinstance(data, bytes) else data.encode())
 

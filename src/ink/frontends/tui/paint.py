@@ -2,6 +2,10 @@
 
 Each block is rendered exactly once, when it is printed into the scrollback; nothing here is redrawn.
 Text is always handed to rich as ``Text`` (never markup), so brackets in a model's reply stay brackets.
+
+Markdown is tight: headings left-aligned (rich centres ``#``), code blocks without rich's
+padding rows, and the blank lines rich puts before and after a block dropped, so exactly one blank
+line separates two blocks of a reply.
 """
 
 from __future__ import annotations
@@ -9,10 +13,10 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
-from rich.console import Console
-from rich.markdown import Markdown
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
+from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
@@ -22,6 +26,7 @@ from ink.frontends.tui.diffs import DiffLine, diff_lines
 
 CODE_THEME = "monokai"
 _PADDING = re.compile(r" +\n")  # rich pads lines to the width with plain spaces: useless bytes
+_EDGE_BLANKS = re.compile(r"^(?:(?:\x1b\[[0-9;]*m)*\n)+|(?:\n(?:\x1b\[[0-9;]*m)*)+$")  # blank rows
 KIND_STYLES = {
     "thinking": "dim italic",
     "user": "bold",
@@ -39,6 +44,30 @@ DIFF_LINE_BG = {"add": "#12351c", "del": "#3d1518"}
 DIFF_WORD_BG = {"add": "#23753a", "del": "#8a2a2f"}
 GROUPS = {"markdown": "reply", "thinking": "reply", "user": "user", "tool": "tool", "output": "tool"}
 GROUPS |= {"diff": "tool", "bang": "tool"}  # the rest are notes
+
+
+class _LeftHeading(Heading):
+    LEVEL_ALIGN: ClassVar[dict[str, JustifyMethod]] = dict.fromkeys(
+        ("h1", "h2", "h3", "h4", "h5", "h6"), "left"
+    )
+
+
+class _TightCode(CodeBlock):
+    """Highlighted like rich's, without the blank padding rows above and below the code."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Syntax(
+            str(self.text).rstrip(), self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 1)
+        )
+
+
+class TightMarkdown(Markdown):
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "heading_open": _LeftHeading,
+        "fence": _TightCode,
+        "code_block": _TightCode,
+    }
 
 
 class Painter:
@@ -59,13 +88,18 @@ class Painter:
     def paint(self, blocks: Iterable[Block], width: int) -> str:
         console = self._console
         console.width = max(20, width)
-        with console.capture() as capture:
-            for block in blocks:
-                if self._gap_before(block):
-                    console.line()
+        out: list[str] = []
+        for block in blocks:
+            if self._gap_before(block):
+                out.append("\n")
+            with console.capture() as capture:
                 console.print(self._renderable(block), crop=False)
-                self._last = block
-        return _PADDING.sub("\n", capture.get())
+            text = _PADDING.sub("\n", capture.get())
+            if block.kind == "markdown":
+                text = _EDGE_BLANKS.sub("", text) + "\n"
+            out.append(text)
+            self._last = block
+        return "".join(out)
 
     def _gap_before(self, block: Block) -> bool:
         """A blank line between paragraphs of a reply, and where the kind of content changes."""
@@ -76,10 +110,10 @@ class Painter:
             return True
         return GROUPS.get(block.kind, "note") != GROUPS.get(last.kind, "note")
 
-    def _renderable(self, block: Block) -> Markdown | Text:
+    def _renderable(self, block: Block) -> TightMarkdown | Text:
         text = sanitize(block.text)  # whatever made the block, no escape sequence reaches the terminal
         if block.kind == "markdown":
-            return Markdown(text, code_theme=CODE_THEME, hyperlinks=False)
+            return TightMarkdown(text, code_theme=CODE_THEME, hyperlinks=False)
         if block.kind == "diff":
             return diff_text(text)
         if block.kind == "user":

@@ -28,6 +28,9 @@ QUEUE_ROWS = 6
 OUTPUT_ROWS = 5  # lines of a running tool's output shown under it
 OUTPUT_TAIL_CHARS = 4096
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
+ANSWER_LABELS = (("y", "allow once"), ("a", "always allow"), ("n", "deny"))
+SHORT_ANSWER_LABELS = (("y", "once"), ("a", "always"), ("n", "deny"))
+WIDE_QUESTION = 50  # columns the long answer labels need
 DIFF_HEADERS = {"file": "class:diff.file", "hunk": "class:diff.hunk", "note": "class:hint"}
 
 
@@ -169,15 +172,21 @@ def question_fragments(
     out.extend(shown)
     out.append(("", "\n"))
     key_style = "class:question.key" if keys == "live" else "class:hint"
-    for key, label in (("y", "allow once"), ("a", "always allow"), ("n", "deny")):
+    labels = ANSWER_LABELS if width >= WIDE_QUESTION else SHORT_ANSWER_LABELS  # a narrow terminal
+    for key, label in labels:
         out.append((key_style, f" {key} "))
         out.append(("class:question.label", f" {label}   "))
+    used = sum(get_cwidth(text) for _, text in out[-2 * len(labels) :])
+    if width < WIDE_QUESTION:  # no room beside the keys: the hint gets a row of its own
+        out.append(("", "\n"))
+        used = 0
     if keys == "live":
-        out.append(("class:hint", "esc denies · ctrl+c interrupts the run"))
+        hint = "esc denies · ctrl+c interrupts the run"
     elif keys == "typing":
-        out.append(("class:hint", "alt+y/a/n answer (the input has text)"))
+        hint = "alt+y/a/n answer (the input has text)"
     else:
-        out.append(("class:hint", f"keys answer {keys}"))
+        hint = f"keys answer {keys}"
+    out.append(("class:hint", fit_items(hint, width - used - 1)))
     return out
 
 
@@ -277,8 +286,18 @@ class Status:
     mode: str = ""  # the permission mode (Shift+Tab switches it)
 
 
+def fit_items(text: str, room: int, sep: str = " · ") -> str:
+    """The leading ``sep``-separated items of ``text`` that fit in ``room`` columns: a narrow terminal
+    loses whole items, never half a word."""
+    items = text.split(sep)
+    while items and get_cwidth(sep.join(items)) > room:
+        items.pop()
+    return sep.join(items)
+
+
 def _fit_right(status: Status, room: int) -> str:
-    """Model, cwd, tokens and cost; a long cwd is shortened from the left, then dropped."""
+    """Mode, model, cwd, tokens and cost; a long cwd is shortened from the left, then dropped; then
+    cost, tokens, model and mode go, in that order, until the rest fits."""
     cwd = status.cwd
     for _ in range(3):
         right = " · ".join(x for x in (status.mode, status.model, cwd, status.tokens, status.cost) if x)
@@ -286,7 +305,8 @@ def _fit_right(status: Status, room: int) -> str:
             return right
         parts = cwd.split("/")
         cwd = "…/" + "/".join(parts[-2:]) if len(parts) > 3 and not cwd.startswith("…") else ""
-    return right[: max(0, room)]
+    rest = " · ".join(x for x in (status.mode, status.model, status.tokens, status.cost) if x)
+    return fit_items(rest, room)
 
 
 def status_fragments(status: Status, width: int) -> Fragments:
@@ -304,5 +324,5 @@ def status_fragments(status: Status, width: int) -> Fragments:
         (style, left),
         ("", " " * gap),
         ("class:status.info", right + "\n"),
-        ("class:hint", status.hint[: max(0, width - 1)]),
+        ("class:hint", fit_items(status.hint, width - 1)),
     ]

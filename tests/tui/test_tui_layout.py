@@ -1,0 +1,108 @@
+"""How the TUI lays out: tight markdown with left-aligned headings and highlighted code, a
+40-column terminal that still shows whole status, question and tool lines, and a resize in the middle of
+a run that re-lays out the screen (SIGWINCH) without leaving stale copies in the scrollback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakeserver import FakeModelServer, Reply, say, tool_call
+from tests.tui.conftest import StartInk
+from tests.tui.terminal import InkTerminal, char_at
+
+RUNNING_HINT = "enter steer · alt+enter follow-up · esc interrupt · ctrl+r redirect · ↑ edit queued"
+IDLE_HINT = "enter send · alt+enter follow-up · ctrl+j new line · /help keys and commands"
+
+
+def whole_items(row: str, full: str) -> bool:
+    """``row`` is ``full`` cut at an item boundary (`` · ``), never in the middle of a word."""
+    return full.startswith(row) and (row == full or full[len(row) :].startswith(" · "))
+
+
+def no_stale_copies(ink: InkTerminal) -> None:
+    """Once idle, the terminal holds one rule and one status line: none left behind in the scrollback."""
+    shown = ink.scrollback()
+    assert [line for line in shown if line and set(line) == {"─"}] == ["─" * ink.columns]
+    assert not [line for line in shown if line.startswith("● running")]
+
+
+def test_markdown_is_tight_left_aligned_and_code_is_highlighted(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    reply = "# Plan\n\nFirst do this.\n\n## Steps\n\n```python\ndef f():\n    return 1\n```\n\nDone."
+    fake_server.script(say(reply))
+    ink = start_ink()
+    ink.type_line("plan it")
+    ink.wait_text("Done.")
+    shown = ink.scrollback()
+    start = shown.index("Plan")  # the whole line: a heading starts at the left edge, not centred
+    end = shown.index("Done.")
+    assert shown[start : end + 1] == [
+        "Plan",
+        "",
+        "First do this.",
+        "",
+        "Steps",
+        "",
+        " def f():",
+        "     return 1",
+        "",
+        "Done.",
+    ]  # one blank line between blocks, none doubled, no padding rows around the code
+    code = char_at(ink, "def f")
+    assert code.fg != "default" and code.bg != "default"  # highlighted, on the theme's background
+
+
+def test_a_40_column_terminal_shows_whole_status_question_and_tool_lines(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    command = "for i in 1 2 3; do echo row-$i-of-a-long-output; sleep 0.2; done; touch go-on; sleep 30"
+    fake_server.script(Reply([tool_call("bash", {"command": command}, id="c1")]), say("# Done\n\nAll rows."))
+    ink = start_ink(permission_mode="ask", columns=40, rows=20)
+    ink.type_line("run the loop")
+    ink.wait_text("allow bash?")
+    ink.wait_text("esc denies")  # the answer keys are live
+    lines = ink.lines()
+    assert " y  once    a  always    n  deny" in lines  # the short labels: all three keys whole
+    [status] = [i for i, line in enumerate(lines) if line.startswith("● running")]
+    assert lines[status + 1] == "y allow once · a always allow · n deny"
+    ink.send("y")
+    ink.wait_text("row-3-of-a-long-output")
+    lines = ink.lines()
+    [tool] = [line for line in lines if line.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"))]
+    assert tool.startswith("⠋ bash for i in".replace("⠋", tool[0])) and "· running" in tool
+    assert "  │ row-3-of-a-long-output" in lines  # the live output under it, one row a line
+    [status] = [i for i, line in enumerate(lines) if line.startswith("● running")]
+    assert whole_items(lines[status + 1], RUNNING_HINT)
+    ink.send("\x1b")  # interrupt the sleep: the run ends, aborted
+    ink.wait_text("○ idle")
+    lines = ink.lines()
+    [status] = [i for i, line in enumerate(lines) if line.startswith("○ idle")]
+    assert whole_items(lines[status + 1], IDLE_HINT)
+    assert "ask · gpt-4.1" in lines[status]  # the right side lost whole items only
+    no_stale_copies(ink)
+
+
+def test_a_resize_during_a_run_lays_the_screen_out_again(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    command = (
+        "for i in $(seq 1 60); do echo line-$i-of-a-rather-long-output-row-that-goes-on; sleep 0.1; done"
+    )
+    fake_server.script(Reply([tool_call("bash", {"command": command}, id="c1")]), say("All printed."))
+    ink = start_ink(columns=100, rows=24)
+    ink.type_line("print the lines")
+    ink.wait_text("line-3-of")
+    ink.resize(24, 44)  # SIGWINCH in the middle of the run
+    ink.wait_for(lambda: "─" * 44 in ink.lines(), what="the rule drawn at the new width")
+    ink.wait_text("line-12-of")
+    lines = ink.lines()
+    [row] = [i for i, line in enumerate(lines) if line.startswith("  │ line-12-of-a-rather-long")]
+    assert lines[row + 1].startswith(("  │ line-13", "─"))  # cut at the new width, not wrapped
+    [status] = [i for i, line in enumerate(lines) if line.startswith("● running")]
+    assert whole_items(lines[status + 1], RUNNING_HINT) and len(lines[status + 1]) <= 43
+    ink.resize(24, 90)
+    ink.wait_for(lambda: "─" * 90 in ink.lines(), what="the rule drawn at the wider width")
+    ink.wait_text("All printed.", timeout=30)
+    ink.wait_text("○ idle")
+    no_stale_copies(ink)
