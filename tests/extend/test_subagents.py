@@ -204,6 +204,32 @@ def test_resume_after_kill_9_during_a_sub_agent(
     assert call_id == "t1" and output  # the dangling task call got its one result (R19)
 
 
+def test_sub_agent_usage_rolls_up_into_the_run_and_the_saved_session(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    first = Reply([task("t1", "find A", "explore"), task("t2", "find B", "explore")])
+    fake_server.responder = route(
+        lambda r: first if not r.tool_results() else say("both found"),
+        {"find A": lambda _r: say("A is in a.py"), "find B": lambda _r: say("B is in b.py")},
+    )
+    with start(fake_server, tmp_path, project) as ink:
+        ink.ok("prompt", text="find both")
+        end = ink.wait_event("run_end", stopReason="completed")
+        replies = ink.events("message_end")
+    inner = [e["usage"] for e in replies if "source" in e]
+    assert len(inner) == 2 and all(u["outputTokens"] > 0 for u in inner)
+    for field in ("inputTokens", "outputTokens"):  # the run's usage is its own and its sub-agents'
+        assert end["usage"][field] == sum(e["usage"][field] for e in replies)
+    [session] = [f for f in (tmp_path / "inkhome").rglob("*.jsonl") if f.with_suffix(".subagents").is_dir()]
+    from ink.store import load_session
+
+    saved = load_session(session).usage  # the session's totals count the sub-agents' calls too
+    assert (saved.input_tokens, saved.output_tokens) == (
+        end["usage"]["inputTokens"],
+        end["usage"]["outputTokens"],
+    )
+
+
 def test_agent_types_come_from_markdown_files(tmp_path: Path) -> None:
     from ink.config.agents import load_agent_types
 

@@ -194,7 +194,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
                     stop_reason=data["stopReason"],
                     model=str(data.get("model", "")),
                     provider=str(data.get("provider", "")),
-                    usage=_usage_from_json(data.get("usage") or {}),
+                    usage=usage_from_json(data.get("usage") or {}),
                     error_message=data.get("errorMessage"),
                     timestamp=float(data.get("timestamp", 0.0)),
                 )
@@ -255,7 +255,7 @@ def _block_from_json(data: Mapping[str, Any]) -> AssistantBlock:
             raise ValueError(f"unknown content block type {other!r}")
 
 
-def _usage_from_json(data: Mapping[str, Any]) -> Usage:
+def usage_from_json(data: Mapping[str, Any]) -> Usage:
     return Usage(
         input_tokens=int(data.get("inputTokens", 0)),
         output_tokens=int(data.get("outputTokens", 0)),

@@ -15,11 +15,11 @@ import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import ToolEnd
+from ink.agent.events import MessageEnd, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.agent.scheduler import CancelTally
@@ -147,6 +147,7 @@ class RunController:
         self._idle = asyncio.Event()
         self._idle.set()
         self._run_ids = itertools.count(1)
+        self._sub_agent_usage = Usage()  # of the run going on: added to its own in ``run_end``
         self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
         self.tasks = tasks if tasks is not None else setup.tasks
         # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
@@ -168,7 +169,10 @@ class RunController:
 
     def emit(self, event: RunEvent) -> None:
         """Announce an event to every listener: for work done on the controller's behalf (a compaction
-        run by ``run_command``) that has no loop to emit through."""
+        run by ``run_command``, a sub-agent) that has no loop to emit through. A sub-agent's model calls
+        count into its run's usage: they roll up into the parent run."""
+        if isinstance(event, MessageEnd) and event.source is not None:
+            self._sub_agent_usage += event.usage
         self._emit(event)
 
     def queue(self) -> tuple[QueuedInput, ...]:
@@ -316,6 +320,7 @@ class RunController:
 
     async def _run(self, entry: LedgerEntry, signal: AbortSignal) -> bool:
         run_id = f"run-{next(self._run_ids)}"
+        self._sub_agent_usage = Usage()
         self._ledger.mark_taken(entry)
         self._emit(RunStart(run_id))
         modes, setup = self.modes, self.setup  # R13: read once, at the start of the run
@@ -345,6 +350,7 @@ class RunController:
         """Settle a returned run (R21-R28): mark an abort in the history, hand input back, report. A run
         that failed reports its error even when an abort came too late to matter."""
         stop = "aborted" if signal.aborted and result.error is None else result.stop_reason
+        result = replace(result, usage=result.usage + self._sub_agent_usage)
         if stop in ("completed", "max_iterations"):
             self._emit(RunEnd(run_id, stop, usage=result.usage, truncated=self._reply_cut() or None))
             return True

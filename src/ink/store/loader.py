@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult, Usage, message_from_json
+from ink.ai.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResult,
+    Usage,
+    message_from_json,
+    usage_from_json,
+)
 from ink.ai.models import priced
 from ink.store.entries import SessionHeader, decode, ends_complete
 from ink.store.errors import CorruptSession, NotASession, SessionError, SessionNotFound
@@ -81,6 +89,10 @@ class _Replay:
                 self._count(message)
         elif kind in ("compaction", "replace"):
             self._replace(entry)
+        elif kind == "usage":  # a sub-agent's model call: it counts, its message is elsewhere
+            model = str(_field(entry, "model", str))
+            self.usage += priced(usage_from_json(_field(entry, "usage", dict)), model)
+            self.cost = self.usage.cost_usd
         elif kind == "model_change":
             self.model = str(_field(entry, "model", str))
             self.provider = str(entry.get("provider", self.provider))

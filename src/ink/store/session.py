@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ink import __version__
 from ink.agent.history import History
+from ink.ai.messages import AssistantMessage, Usage
 from ink.store.entries import SessionHeader
 from ink.store.errors import SessionError, SessionNotFound
 from ink.store.listing import SessionInfo, latest_session, list_sessions, resolve_session
@@ -56,9 +57,17 @@ class SessionHandle:
         self.writer.write_model_change(model, provider)
 
     def on_event(self, event: object) -> None:
-        """A run-event listener: fsync when a run ends (duck-typed: the store does not import ``run``)."""
-        if getattr(event, "type", None) == "run_end":
+        """A run-event listener (duck-typed: the store does not import ``run``): fsync when a run ends;
+        record a sub-agent's model call, whose message is kept in its own transcript, so the session's
+        totals count it."""
+        kind = getattr(event, "type", None)
+        if kind == "run_end":
             self.sync()
+        source = getattr(event, "source", None)
+        if kind == "message_end" and source is not None:
+            message, usage = getattr(event, "message", None), getattr(event, "usage", None)
+            if isinstance(message, AssistantMessage) and isinstance(usage, Usage):
+                self.writer.write_usage(usage, message.model, str(getattr(source, "id", "")))
 
     def sync(self) -> None:
         self.writer.sync()

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ink.agent.history import History, HistoryChange
-from ink.ai.messages import Message, message_to_json
+from ink.ai.jsonform import to_json
+from ink.ai.messages import Message, Usage, message_to_json
 from ink.store.entries import SessionHeader, encode, ends_complete, redact_tree, usable_secrets
 from ink.store.errors import SessionInUse
 from ink.store.paths import PRIVATE_FILE, make_private_dirs
@@ -98,6 +99,11 @@ class SessionWriter:
             "messages": [message_to_json(m) for m in head],
         }
         self._write(entry)
+
+    def write_usage(self, usage: Usage, model: str, source: str) -> None:
+        """Record a model call that is no message of this history: a sub-agent's (``source``, its id)."""
+        entry = {"type": "usage", "timestamp": time.time(), "model": model, "source": source}
+        self._write({**entry, "usage": to_json(usage)})
 
     def write_model_change(self, model: str, provider: str) -> None:
         """Record a switch of model. Before the file exists this only updates the header."""
