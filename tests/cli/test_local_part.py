@@ -5,6 +5,9 @@ path, with a real model, is in tests/real_model."""
 from __future__ import annotations
 
 import importlib.util
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -14,6 +17,7 @@ from ink.config import Flags, load_settings
 from ink.wiring import AppStartError, open_app
 from ink.wiring.local_part import LocalModelPart
 from tests.cli.inkproc import ink_env, run_ink
+from tests.waiting import poll_until
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None, reason="the local runtime (pip install '.[local]')"
@@ -52,3 +56,43 @@ async def test_open_app_names_the_failure_and_leaves_no_server(tmp_path: Path) -
         async with open_app(settings, parts=[part]):
             pass
     assert part.server is None
+
+
+
+LOAD_IN_A_CHILD = """
+import asyncio, os, sys
+from pathlib import Path
+from ink.config import Flags, load_settings
+from ink.wiring import open_app
+flags = Flags(provider="local", model_path=sys.argv[1], no_session=True)
+settings = load_settings(flags, {"INK_HOME": sys.argv[2]}, Path.cwd())
+os.remove(sys.argv[1])
+os.mkfifo(sys.argv[1])  # checked as a file above; now a load that never ends
+async def main():
+    async with open_app(settings):
+        pass
+try:
+    asyncio.run(main())
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_while_the_model_loads_ends_ink_at_once_and_leaves_no_server(tmp_path: Path) -> None:
+    """The start blocks the event loop (nothing else exists yet), and asyncio's own Ctrl+C handling waits
+    for the loop to turn: the first Ctrl+C must end the load at once, and the child with it (R35). A model
+    path that is a FIFO nobody writes makes the load hang for as long as the test likes."""
+    fifo = tmp_path / "hangs.gguf"
+    fifo.write_bytes(b"GGUF")
+    argv = [sys.executable, "-c", LOAD_IN_A_CHILD, str(fifo), str(tmp_path / "inkhome")]
+    child = subprocess.Popen(argv, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    seen = ""
+    while "starting the local model server" not in seen:
+        line = child.stderr.readline()
+        assert line, f"it ended before loading: {seen}"
+        seen += line
+    poll_until(lambda: _servers_of(fifo) != [], 30, "the server child")
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=30) == 130, seen + child.stderr.read()
+    poll_until(lambda: _servers_of(fifo) == [], 30, "the server child to end (R35)")

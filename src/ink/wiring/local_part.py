@@ -7,9 +7,11 @@ child (no process left, R35)."""
 from __future__ import annotations
 
 import dataclasses
+import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING
 
 from ink.config import Settings
@@ -38,9 +40,10 @@ class LocalModelPart(AppPart):
         try:
             require_runtime()  # before fetching a model it could not serve
             model = settings.model_path or starter_model(settings.ink_home / "models", sys.stderr)
-            self.server = start_local(
-                model, settings.ink_home, sys.stderr, temperature=settings.local_temperature
-            )
+            with interruptible():
+                self.server = start_local(
+                    model, settings.ink_home, sys.stderr, temperature=settings.local_temperature
+                )
         except (LocalModelError, StarterError) as exc:
             raise AppStartError(str(exc)) from exc
         chosen = settings.origins.get("model", "default") != "default"
@@ -59,6 +62,21 @@ class LocalModelPart(AppPart):
         server, self.server = self.server, None
         if server is not None:
             server.stop()
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl+C raises at once while the start blocks the event loop. asyncio's own handler only cancels the
+    main task when the loop next turns, which would be after the whole load; ``start`` ends the child on
+    the way out (R35), and the command line exits 130 as for any Ctrl+C before a run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @asynccontextmanager
