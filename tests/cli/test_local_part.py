@@ -58,7 +58,6 @@ async def test_open_app_names_the_failure_and_leaves_no_server(tmp_path: Path) -
     assert part.server is None
 
 
-
 LOAD_IN_A_CHILD = """
 import asyncio, os, sys
 from pathlib import Path
