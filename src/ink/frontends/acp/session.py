@@ -21,6 +21,7 @@ from ink.ai.messages import ToolImage, ToolResult
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.rewind import AcpRewind, is_rewind
+from ink.frontends.acp.subagents import SubAgentProgress
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
 from ink.frontends.reducer import EventReducer
 from ink.run import events as ev
@@ -56,6 +57,10 @@ class AcpSession(EventReducer):
         self.turns = PromptTurns()
         self.closing = False
         self._calls: dict[str, _Shown] = {}
+        # the progress each sub-agent shows on its task call
+        self._sub_agents = SubAgentProgress(
+            lambda name, args: describe_call(self._tool(name), name, args).title
+        )
         self._asked: dict[str, str] = {}  # permission request id -> tool call id
         self._asks: set[asyncio.Task[None]] = set()
         self._last_reply_stop = ""
@@ -136,6 +141,7 @@ class AcpSession(EventReducer):
         self._update(updates.tool_result(result, kind, shown.diffs if shown else ()))
 
     def tool_end(self, event: ev.ToolEnd) -> None:
+        self._sub_agents.finished(event.tool_call_id)
         self._calls.pop(event.tool_call_id, None)
 
     def tool_cancelling(self, event: ev.ToolCancelling) -> None:
@@ -176,6 +182,8 @@ class AcpSession(EventReducer):
         self._on_bang(event)
 
     def permission_request(self, event: ev.PermissionRequest) -> None:
+        if event.source is not None:  # a sub-agent asks: its task call says it waits
+            self.sub_agent(event)
         self._ask(event)
 
     def permission_resolved(self, event: ev.PermissionResolved) -> None:
@@ -185,11 +193,10 @@ class AcpSession(EventReducer):
 
     def sub_agent(self, event: ev.RunEvent) -> None:
         """A sub-agent's work is not this conversation (R7): its tool calls show as updates of the
-        ``task`` call it works for."""
-        if isinstance(event, ev.ToolStart) and event.source is not None:
-            title = describe_call(self._tool(event.name), event.name, event.args).title
-            note = updates.status_update(event.source.id, "in_progress", content=[_text_content(title)])
-            self._update(note)
+        ``task`` call it works for, listed in its content (``SubAgentProgress``)."""
+        progress = self._sub_agents.on_event(event)
+        if progress is not None:
+            self._update(progress)
 
     def _on_bang(self, event: ev.BangStart | ev.BangEnd) -> None:
         if isinstance(event, ev.BangStart):  # one bang line at a time: its end names the same call
@@ -262,7 +269,3 @@ def decision(result: object) -> PermissionAnswer:
         if picked == "always":
             return "always"
     return "deny"
-
-
-def _text_content(text: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": text}}

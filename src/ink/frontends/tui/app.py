@@ -271,6 +271,9 @@ class TuiApp:
         hint = HINTS["armed" if self._quit_armed else asking if view.questions else state]
         if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
             hint = HINTS["pulled-follow-up"]
+        picked = view.sub_agents.running.get(view.sub_agents.selected or "")
+        if picked is not None and not view.questions and not self._quit_armed:
+            hint = f"{picked.label()} picked: /agents steer TEXT · /agents stop · ctrl+t next"
         used = usage.session
         prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
         mark = {"estimated": "~", "missing": "≥"}.get(used.accuracy or "", "")  # not the service's count
@@ -344,6 +347,15 @@ class TuiApp:
         mode = cycle_permission_mode(self._core)
         if mode is None:
             self._view.print(Block("info", "the permission mode is fixed by this set-up"))
+        self._dirty.set()
+
+    def has_sub_agents(self) -> bool:
+        return bool(self._view.sub_agents.running)
+
+    def pick_sub_agent(self) -> None:
+        """Ctrl+T: open the next running sub-agent's line; /agents then acts on it."""
+        self._view.sub_agents.pick_next()
+        self._view.changes += 1
         self._dirty.set()
 
     def edit_in_editor(self) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ink.config.commands import CustomCommand
+from ink.frontends.tui.agentcontrol import agents_command
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.folds import header
 from ink.frontends.tui.keys import KEYS
@@ -252,6 +253,10 @@ def _mcp(host: CommandHost, args: str) -> None:
     host.view.print(Block("output", "\n".join(lines)))
 
 
+def _agents(host: CommandHost, args: str) -> None:
+    host.view.print(agents_command(host.view.sub_agents, host.core.agents, args))
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -266,6 +271,7 @@ COMMANDS: dict[str, Command] = {
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
         Command("mcp", "/mcp [approve NAME]", "MCP servers, their state and tools", _mcp),
         Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
+        Command("agents", "/agents [N|stop|steer]", "running sub-agents: pick, stop or steer one", _agents),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )

@@ -30,6 +30,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Tab", "complete: a command's name after /, its argument (/model, /resume), a path after @"),
     ("Shift+Tab", "switch the permission mode: ask -> accept-edits -> yolo (shown in the status line)"),
     ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
+    ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
     ("Up (history)", "idle, empty input: earlier prompts of this project; with text: those starting so"),
     ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),
     ("", "only on an empty input, once the question has been shown for 0.5 s; else they type"),
@@ -70,6 +71,10 @@ class KeyActions(Protocol):
 
     def edit_in_editor(self) -> None: ...
 
+    def has_sub_agents(self) -> bool: ...
+
+    def pick_sub_agent(self) -> None: ...
+
 
 def build_key_bindings(actions: KeyActions) -> KeyBindings:
     """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
@@ -94,6 +99,7 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
     bind("c-o", run=actions.expand)
     bind("s-tab", run=actions.cycle_mode)
     bind("c-g", run=actions.edit_in_editor)
+    bind("c-t", run=actions.pick_sub_agent, when=Condition(actions.has_sub_agents))  # else: transpose
 
     @kb.add("c-j")
     def _newline(event: KeyPressEvent) -> None:

@@ -24,6 +24,8 @@ STYLE = Style.from_dict(
         "tool.mark": "ansicyan",
         "tool.state": "#8a8a8a",
         "tool.output": "#8a8a8a",
+        "tool.agent": "#8a8a8a",
+        "tool.agent.open": "bold",
         "queue.title": "#8a8a8a",
         "queue.steer": "ansicyan",
         "queue.follow_up": "ansimagenta",

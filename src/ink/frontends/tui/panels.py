@@ -17,6 +17,7 @@ from ink.agent.tool import CallDescription
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.diffs import diff_lines
 from ink.frontends.tui.paint import CODE_THEME, DIFF_LINE_BG, DIFF_WORD_BG
+from ink.frontends.tui.subagents import sub_agent_rows
 from ink.frontends.tui.toolview import preview
 from ink.frontends.tui.view import ActiveTool, EventView
 from ink.run.events import PermissionRequest, QueuedInput
@@ -27,6 +28,7 @@ THINKING_ROWS = 3
 QUEUE_ROWS = 6
 OUTPUT_ROWS = 5  # lines of a running tool's output shown under it
 OUTPUT_TAIL_CHARS = 4096
+SUB_AGENT_ROWS = 4  # finished calls shown under the picked sub-agent
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
 ANSWER_LABELS = (("y", "allow once"), ("a", "always allow"), ("n", "deny"))
 SHORT_ANSWER_LABELS = (("y", "once"), ("a", "always"), ("n", "deny"))
@@ -82,7 +84,9 @@ def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fr
     printing = [t for t in tools if t.output and t.status != "queued"]
     per_tool = min(OUTPUT_ROWS, max(0, max_rows - len(tools) - 1) // max(1, len(printing)))
     tails = {t.call_id: output_tail(t.output, width, per_tool) for t in printing}
-    room = max(1, max_rows - len(tools) - sum(len(tail) for tail in tails.values()))
+    nested = _nested_rows(view, [t.call_id for t in tools], width, now, max_rows - len(tools) - 1)
+    used = sum(len(rows) for rows in (*tails.values(), *nested.values()))
+    room = max(1, max_rows - len(tools) - used)
     out: Fragments = []
     thinking = wrap_tail([sanitize(t) for t in view.thinking_tail(THINKING_ROWS)], width, THINKING_ROWS)
     for row in thinking[-room:]:
@@ -94,9 +98,25 @@ def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fr
     for tool in tools:
         out.extend(_tool_line(tool, width, now, tool.call_id in asking))
         out.extend(("class:tool.output", f"  │ {row}\n") for row in tails.get(tool.call_id, ()))
+        for row in nested.get(tool.call_id, ()):
+            out.append(("class:tool.agent.open" if row.startswith("  ▸") else "class:tool.agent", row + "\n"))
     if out and out[-1][1].endswith("\n"):
         out[-1] = (out[-1][0], out[-1][1][:-1])
     return out
+
+
+def _nested_rows(
+    view: EventView, call_ids: Sequence[str], width: int, now: float, room: int
+) -> dict[str, list[str]]:
+    """The nested line of each running sub-agent under its task call (R7); the picked one open, with
+    as many of its finished calls as there is room for (at most SUB_AGENT_ROWS)."""
+    agents = view.sub_agents
+    shown = [agents.running[i] for i in call_ids if i in agents.running]
+    log_rows = min(SUB_AGENT_ROWS, max(0, room - len(shown)))
+    return {
+        line.agent_id: sub_agent_rows(line, line.agent_id == agents.selected, width, now, log_rows)
+        for line in shown
+    }
 
 
 def output_tail(output: str, width: int, rows: int) -> list[str]:
@@ -161,7 +181,8 @@ def question_fragments(
     it) and the answer keys. ``keys``: "live" (they answer), "typing" (the editor has text, so they
     type), or "in 0.3s" (the question has not been shown long enough yet)."""
     more = f" (+{waiting} more waiting)" if waiting else ""
-    out: Fragments = [("class:question.title", f"allow {question.name}?{more}")]
+    asker = f" (sub-agent {question.source.agent} {question.source.id})" if question.source else ""
+    out: Fragments = [("class:question.title", f"allow {question.name}?{asker}{more}")]
     if question.reason:
         out.append(("class:hint", f"  {sanitize(question.reason)}"))
     out.append(("", "\n"))

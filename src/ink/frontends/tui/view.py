@@ -22,6 +22,7 @@ from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
 from ink.frontends.tui.splitter import BlockSplitter
+from ink.frontends.tui.subagents import SubAgentLines, summary_block
 from ink.frontends.tui.toolview import EXPAND_KEY, folded_output, result_blocks, summary
 from ink.run import events as ev
 from ink.vocabulary import ALLOWING, Decision
@@ -71,6 +72,7 @@ class EventView(EventReducer):
         self.activity = ""
         self.activity_since = clock()
         self.folds = Folds()
+        self.sub_agents = SubAgentLines(clock, self._summary)
         self._summaries: dict[str, str] = {}
         self._inputs_in_run = 0
         self.changes = 0  # bumped on every change: the app redraws when it moved
@@ -153,13 +155,18 @@ class EventView(EventReducer):
         described = describe_call(self._tools(event.name), event.name, event.args)  # read the files now
         self._asked[event.request_id] = described
         self.questions.append(event)
+        if event.source is not None:  # a sub-agent's question: its line waits too (the title names it)
+            self.sub_agents.on_event(event)
         self._doing("waiting for your answer")
 
     def permission_resolved(self, event: ev.PermissionResolved) -> None:
+        if event.source is not None:
+            self.sub_agents.on_event(event)
         self._resolved(event.request_id, event.decision)
 
     def run_start(self, event: ev.RunStart) -> None:
         self._inputs_in_run = 0
+        self.sub_agents.new_run()
         self._doing("waiting for the model")
 
     def input_taken(self, event: ev.InputTaken) -> None:
@@ -244,6 +251,13 @@ class EventView(EventReducer):
         output = sanitize(result.output).rstrip("\n")
         if whole is not None or output.strip():
             self.folds.add(summary, whole or Block("output", output, "dim"), cut=whole is not None)
+        agent = self.sub_agents.finished(result.tool_call_id)
+        if agent is not None:  # a task call's sub-agent ended: a summary line, its tool calls in a fold
+            self._printed.append(summary_block(agent))
+            if agent.log:
+                self.folds.add(
+                    f"{agent.label()}: its tool calls", Block("output", "\n".join(agent.log)), cut=True
+                )
         if not self.tools:
             self._doing("waiting for the model")
 
@@ -266,6 +280,7 @@ class EventView(EventReducer):
         self._summaries.clear()
         self.questions = []
         self._asked.clear()
+        self.sub_agents.new_run()
         self._doing("")
         if event.stop_reason == "aborted":
             self._printed.extend(_abort_blocks(event))
@@ -285,13 +300,9 @@ class EventView(EventReducer):
             )
 
     def sub_agent(self, event: ev.RunEvent) -> None:
-        """R7: a sub-agent's work shows as tool lines only; its questions ask like any other."""
-        if isinstance(event, ev.ToolEnd) and event.source is not None:
-            summary = sanitize(event.result.name)
-            mark = "✗" if event.result.is_error else "✓"
-            self._printed.append(
-                Block("info", f"{event.source.agent} {event.source.id[-6:]} › {mark} {summary}", "dim")
-            )
+        """R7: a sub-agent's work shows on its nested line under its task call; its questions ask like
+        any other (``permission_request``, which feeds its line too)."""
+        self.sub_agents.on_event(event)
 
 
 def _abort_blocks(event: ev.RunEnd) -> list[Block]:
