@@ -9,9 +9,20 @@ the picked one is meant. The work is done by the app's ``SubAgents``, the same c
 
 from __future__ import annotations
 
-from ink.extend.task import SubAgents
+from typing import Protocol
+
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.subagents import SubAgentLine, SubAgentLines
+
+
+class SubAgents(Protocol):
+    """The app's running sub-agents (``App.agents``), as this command uses them; named by shape, as
+    only the wiring knows the ``task`` tool."""
+
+    def abort(self, agent_id: str) -> bool: ...
+
+    def steer(self, agent_id: str, text: str) -> bool: ...
+
 
 USAGE = "/agents [N] · /agents stop [N] · /agents steer [N] TEXT"
 
