@@ -1,4 +1,4 @@
-"""A sub-agent as the editor sees it (issue 18, R7): the ``task`` call it works for, updated with its
+"""A sub-agent as the editor sees it (R7): the ``task`` call it works for, updated with its
 progress. Its tool calls are listed in the call's content as they start and end (``✓``/``✗``/``⏹``, the
 running ones with ``…``), newest last and bounded, so the editor shows what it does, not one line that
 keeps changing. The call's result, when the sub-agent is done, replaces the list (``updates.tool_result``).

@@ -1,4 +1,4 @@
-"""``/agents``: run control of one sub-agent from the TUI (issue 18).
+"""``/agents``: run control of one sub-agent from the TUI.
 
 ``/agents`` lists the running sub-agents; ``/agents N`` picks one (its nested line opens, as Ctrl+T
 does); ``/agents stop [N]`` stops it alone, and the parent run goes on with its honest, interrupted

@@ -1,4 +1,4 @@
-"""Running sub-agents as the TUI shows them (issue 18, R7): one nested line under the ``task`` call each
+"""Running sub-agents as the TUI shows them (R7): one nested line under the ``task`` call each
 works for, with its current activity; the picked one opens to show its finished tool calls.
 
 Fed the events that carry a ``source``, cheaply (they arrive on the event loop). Numbers (``[1]``,
