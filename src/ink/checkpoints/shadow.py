@@ -16,10 +16,12 @@ the same session (a session is only ever open in one ink process), and an unrefe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import re
 import shutil
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,28 +221,44 @@ class ShadowRepo:
         large = self.git_dir / f"large-{self.index.name}"
         config = (*_CONFIG, "-c", f"core.excludesFile={large}") if large.exists() else _CONFIG
         tree = (f"--work-tree={self.workspace}",) if work_tree else ()
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *config,
-            f"--git-dir={self.git_dir}",
-            *tree,
-            *args,
-            cwd=self.workspace if work_tree else self.git_dir.parent,
-            env=env,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                "git",
+                *config,
+                f"--git-dir={self.git_dir}",
+                *tree,
+                *args,
+                cwd=self.workspace if work_tree else self.git_dir.parent,
+                env=env,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
         )
+        try:
+            proc = await asyncio.shield(starting)
+        except asyncio.CancelledError:  # asyncio's own undo of a half-made start races as _ended says
+            await _ended(await starting)
+            raise
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT)
         except BaseException:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await _ended(proc)
             raise
         if proc.returncode != 0:
             raise ShadowError(f"git {args[0]}: {err.decode('utf-8', 'replace').strip()[:500]}")
         return out.decode("utf-8", "surrogateescape")
+
+
+async def _ended(proc: asyncio.subprocess.Process) -> None:
+    """Kill ``proc`` (cancelled: an exit, a rewind) and wait for it. ``os.kill``, not ``proc.kill``:
+    ``Popen.send_signal`` first polls, and a poll can reap a git that just exited behind the back of
+    asyncio's watcher thread, which then logs "Unknown child process" on the user's terminal. Until that
+    thread reaps it, the pid stays this child's."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        await proc.wait()
 
 
 def _z(paths: list[str]) -> bytes:
