@@ -49,7 +49,8 @@ open(ready, "w").write(str(swaps))
 @pytest.fixture
 def racing(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     """(workspace, outside): ``workspace/d`` is a folder, or for moments a link to ``outside``, until the
-    test ends; the swapping has begun when the test starts, and it asserts that it went on throughout."""
+    test ends; the swapping has begun when the test starts, and it asserts that it went on throughout
+    (by the swapper being alive at the end, not by a swap count, which depends on the machine's load)."""
     work, outside = tmp_path / "work", tmp_path / "outside"
     (work / "d").mkdir(parents=True)
     outside.mkdir()
@@ -60,10 +61,12 @@ def racing(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     try:
         assert wait_for_file(ready, timeout=60) == "swapping"
         yield work, outside
+        still_swapping = swapper.poll() is None  # it did not die midway, whatever the machine's speed
     finally:
         stop.touch()
         swapper.wait(timeout=30)
-    assert int(ready.read_text()) > TRIES  # it swapped all along
+    assert still_swapping and swapper.returncode == 0
+    assert int(ready.read_text()) > 10  # and it went on swapping after the test began
 
 
 def test_a_racing_symlink_swap_never_carries_a_write_out(racing: tuple[Path, Path]) -> None:
