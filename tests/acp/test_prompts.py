@@ -175,6 +175,23 @@ def test_a_provider_error_is_an_error_answer_with_its_message_and_the_agent_goes
     assert ink.wait_response(again)["result"] == {"stopReason": "end_turn"}
 
 
+@pytest.mark.parametrize(("protocol", "stop"), [("openai", "content_filter"), ("anthropic", "refusal")])
+def test_a_reply_the_service_refused_ends_the_turn_refusal_with_its_words_shown(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path, protocol: str, stop: str
+) -> None:
+    fake_server.script(Reply([text("I will not")], stop=stop), say("fine again"))
+    ink = start_acp(protocol=protocol)
+    session = open_session(ink, project)
+    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))
+    assert ink.wait_response(prompt)["result"] == {"stopReason": "refusal"}
+    shown = "".join(
+        u["content"]["text"] for u in ink.updates(session) if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert shown.startswith("I will not") and "refused" in shown.lower()
+    again = ink.send("session/prompt", sessionId=session, prompt=text_prompt("again"))
+    assert ink.wait_response(again)["result"] == {"stopReason": "end_turn"}
+
+
 def test_max_iterations_ends_the_turn_with_max_turn_requests(
     fake_server: FakeModelServer, start_acp: StartAcp, project: Path
 ) -> None:

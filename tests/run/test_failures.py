@@ -10,6 +10,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.history import History
 from ink.agent.loop import LoopSetup, PendingInput, RunError, run_loop
 from ink.ai.errors import Refused, ServerError
+from ink.ai.jsonform import to_json
 from ink.ai.provider import ModelRequest
 from ink.ai.stream import StreamEvent
 from ink.run.controller import RunController
@@ -69,3 +70,15 @@ async def test_R27_a_bug_of_ink_is_the_same_error_channel() -> None:
     await controller.wait_idle()
     [end] = ends
     assert end.stop_reason == "error" and end.error == "internal error: RuntimeError: a bug"
+
+
+async def test_R27_a_refusal_on_the_wire_says_refused_and_a_failure_does_not(model: ScriptedProvider) -> None:
+    h = Harness(model)
+    model.script(Reply([text("no")], stop="content_filter"), Fault.http(500, "broken"), say("fine"))
+    h.controller.submit("go")
+    await h.settled()
+    h.controller.submit("again")
+    await h.settled()
+    refused, failed = events_of(h.events, RunEnd)
+    assert refused.stop_reason == failed.stop_reason == "error"
+    assert to_json(refused)["refused"] is True and "refused" not in to_json(failed)  # the wire's spelling

@@ -371,7 +371,11 @@ class RunController:
                 changed,
             )
         error = str(result.error) if result.error is not None else None
-        self._emit(RunEnd(run_id, wire_stop(stop), restored, result.usage, error=error, receipt=receipt))
+        refused = stop == "refused" or None
+        end = RunEnd(
+            run_id, wire_stop(stop), restored, result.usage, error=error, receipt=receipt, refused=refused
+        )
+        self._emit(end)
         return False
 
     async def _bang(self, entry: LedgerEntry, signal: AbortSignal) -> bool:

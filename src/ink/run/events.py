@@ -94,6 +94,7 @@ class RunEnd:
     error: str | None = None
     receipt: AbortReceipt | None = None
     truncated: bool | None = None  # True: the run's last reply was cut by the model's output token limit
+    refused: bool | None = None  # True: the ``error`` is the service refusing the reply (a content filter)
     source: Source | None = None
     type: Literal["run_end"] = "run_end"
 

@@ -164,7 +164,10 @@ class AcpSession(EventReducer):
     def run_end(self, event: ev.RunEnd) -> None:
         restored = (i.input_id for i in event.restored_input)
         finished = self._finished_reason()
-        self._send(self.turns.run_ended(event.stop_reason, restored, finished, event.error))
+        if event.refused:  # ACP has a word for it: the service's words are shown, the turn ends ``refusal``
+            self._update(updates.message_chunk(f"\n[{event.error}]\n"))
+        stop = "refused" if event.refused else event.stop_reason
+        self._send(self.turns.run_ended(stop, restored, finished, event.error))
         self._last_reply_stop = ""
         changed = event.receipt.changed_files if event.receipt is not None else None
         if changed:  # what a rewind to the run's input would restore

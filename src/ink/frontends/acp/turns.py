@@ -7,7 +7,8 @@ run, running queues it as a follow-up) and remembered by its ``inputId``. Then:
 - ``input_taken`` puts it in the history: it is *active*. A follow-up is taken only where the model
   stopped without tool calls (R10), so taking one ends the turns active before it with ``end_turn``.
 - ``run_end`` ends the active turns with the run's outcome: ``completed`` -> ``end_turn``,
-  ``max_iterations`` -> ``max_turn_requests``, ``aborted`` -> ``cancelled``, ``error`` -> an error answer.
+  ``max_iterations`` -> ``max_turn_requests``, ``aborted`` -> ``cancelled``, ``refused`` (an ``error``
+  the service refused, ``run_end.refused``) -> ``refusal``, any other ``error`` -> an error answer.
   Prompts the run hands back (R22, R27: ``restoredInput``) end ``cancelled``: they were never run.
   Prompts still queued after a normal end stay waiting: the flush (R26) runs them next.
 - ``input_restored`` (an abort during a ``!command``) and ``bang_end`` end bang lines and what they
@@ -28,6 +29,7 @@ RUN_STOPS: dict[str, StopReason] = {
     "completed": "end_turn",
     "max_iterations": "max_turn_requests",
     "aborted": "cancelled",
+    "refused": "refusal",  # the wire's ``error`` with ``refused``: the service refused, nothing failed
 }
 
 
