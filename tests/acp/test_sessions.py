@@ -28,7 +28,7 @@ def test_session_load_replays_the_history_then_goes_on_with_it(
     ink.ok("initialize", protocolVersion=1)
     load = ink.send("session/load", sessionId=session, cwd=str(project), mcpServers=[])
     at, answer = ink.wait_response_at(load)
-    assert answer["result"] == {}
+    assert answer["result"]["models"]["currentModelId"] == "gpt-4.1"  # the session's model
     replayed = ink.updates(session)
     assert len([m for m in ink.lines[:at] if m.get("method") == "session/update"]) == len(replayed)
     assert [(u["sessionUpdate"], u.get("toolCallId") or u["content"]["text"]) for u in replayed] == [
@@ -105,15 +105,36 @@ def test_a_session_loaded_by_prefix_is_known_by_its_full_id(
     prefix = session[:6]
     ink = start_acp()
     ink.ok("initialize", protocolVersion=1)
-    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]) == {}
+    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]).keys() == {"models"}
     updates = [m for m in ink.lines if m.get("method") == "session/update"]
     assert updates and {m["params"]["sessionId"] for m in updates} == {session}
     fake_server.script(say("again"))
     prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("go on"))
     assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
     mark = ink.mark()
-    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]) == {}
+    assert ink.ok("session/load", sessionId=prefix, cwd=str(project), mcpServers=[]).keys() == {"models"}
     again = [m for m in ink.lines[mark:] if m.get("method") == "session/update"]
     assert again and {m["params"]["sessionId"] for m in again} == {session}, "replayed, not refused"
     missing = ink.error("session/prompt", sessionId=prefix, prompt=text_prompt("x"))
     assert missing["code"] == -32002, "a session is named by its full id"
+
+
+def test_session_set_model_applies_from_the_next_prompt_and_is_offered_in_the_model_state(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+) -> None:
+    fake_server.script(say("one"), say("two"))
+    ink = start_acp()
+    ink.ok("initialize", protocolVersion=1)
+    created = ink.ok("session/new", cwd=str(project), mcpServers=[])
+    models = created["models"]
+    assert models["currentModelId"] in [m["modelId"] for m in models["availableModels"]]
+    session = created["sessionId"]
+    first = ink.send("session/prompt", sessionId=session, prompt=text_prompt("hi"))
+    assert ink.wait_response(first)["result"] == {"stopReason": "end_turn"}
+    assert ink.ok("session/set_model", sessionId=session, modelId="other-model") == {}
+    again = ink.send("session/prompt", sessionId=session, prompt=text_prompt("again"))
+    assert ink.wait_response(again)["result"] == {"stopReason": "end_turn"}
+    assert [r.body["model"] for r in fake_server.requests][1] == "other-model"
+    assert fake_server.requests[0].body["model"] != "other-model"
+    blank = ink.wait_response(ink.send("session/set_model", sessionId=session, modelId=" "))
+    assert "modelId must not be blank" in blank["error"]["message"]

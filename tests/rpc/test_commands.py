@@ -254,3 +254,26 @@ def test_permission_for_an_unknown_request_fails(fake_server: FakeModelServer, s
     reason = ink.fail("permission", requestId="perm-9", decision="allow")
     assert "no open permission request 'perm-9'" in reason
     assert "must be one of" in ink.fail("permission", requestId="perm-9", decision="maybe")
+
+
+def test_set_model_applies_from_the_next_run_and_a_running_one_keeps_its_model(
+    fake_server: FakeModelServer, start_rpc: StartRpc
+) -> None:
+    gate, reply = held(text("x"))
+    fake_server.script(reply, say("second"))
+    ink = start_rpc()
+    ink.ok("prompt", text="one")
+    gate.wait_reached()
+    assert ink.ok("set_model", model="other-model") == {"model": "other-model", "provider": "openai"}
+    assert ink.ok("get_state")["model"] == "other-model"
+    mark = ink.mark()
+    gate.open()
+    ink.wait_event("run_end", after=mark)
+    mark = ink.mark()
+    ink.ok("prompt", text="two")
+    ink.wait_event("run_end", after=mark)
+    assert fake_server.requests[0].body["model"] != "other-model"  # R13: the run going on kept its model
+    assert fake_server.requests[1].body["model"] == "other-model"
+    assert "unknown provider 'nope'" in ink.fail("set_model", model="m", provider="nope")
+    assert "must not be empty" in ink.fail("set_model", model=" ")
+    assert ink.ok("get_state")["model"] == "other-model"  # a failed switch changes nothing

@@ -75,6 +75,7 @@ class AcpServer(StdioServer):
             "session/load": self.load_session,
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
+            "session/set_model": self.set_model,
         }
 
     async def shut_down(self, reason: str) -> None:
@@ -172,7 +173,7 @@ class AcpServer(StdioServer):
         app = await start_app(settings, force_exit=self._force_exit)
         session_id = app.session_id or uuid.uuid4().hex  # --no-session: an id for this process only
         self.sessions[session_id] = AcpSession(session_id, app, self.peer)
-        return {"sessionId": session_id}
+        return {"sessionId": session_id, "models": _models(app)}
 
     async def load_session(self, call: Call) -> dict[str, Any]:
         """Go on with an ink session (by id, or an unambiguous id prefix) and replay its history as
@@ -188,7 +189,7 @@ class AcpServer(StdioServer):
             session = AcpSession(session_id, app, self.peer)
             self.sessions[session_id] = session
         session.replay()
-        return {}
+        return {"models": _models(session.app)}
 
     def prompt(self, call: Call) -> object:
         if call.is_notification:
@@ -206,6 +207,16 @@ class AcpServer(StdioServer):
     def cancel(self, call: Call) -> None:
         """A notification; some editors send it as a request, which is answered with null."""
         self._session(call.params).cancel()
+
+    def set_model(self, call: Call) -> dict[str, Any]:
+        """Later runs of the session use ``modelId`` (of its provider); a run going on keeps its model
+        (R13). The app's own switch, as the TUI's ``/model`` and RPC's ``set_model``."""
+        session = self._session(call.params)
+        model = _text_param(call.params, "modelId").strip()
+        if not model:
+            raise _invalid("modelId must not be blank")
+        session.app.switch_model(model)
+        return {}
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -260,6 +271,14 @@ class AcpServer(StdioServer):
             raise _invalid(str(exc)) from None
         secrets = (*settings.secrets, *referenced_secrets(tuple(editor), {}))
         return replace(settings, mcp_servers=merged(settings.mcp_servers, editor), secrets=secrets)
+
+
+def _models(app: App) -> dict[str, Any]:
+    """ACP's ``SessionModelState``: the session's model and the others its provider's catalogue knows."""
+    current = app.settings.model
+    known = app.settings.provider_info.models
+    models = known if current in known else (current, *known)
+    return {"currentModelId": current, "availableModels": [{"modelId": m, "name": m} for m in models]}
 
 
 def _stored_id(settings: Settings, requested: str) -> str:

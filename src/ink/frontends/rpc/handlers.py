@@ -48,6 +48,7 @@ class Handlers:
             "set_modes": self._set_modes,
             "permission": self._permission,
             "new_session": self._new_session,
+            "set_model": self._set_model,
             "edit_queued": self._edit_queued,
             "cancel_queued": self._cancel_queued,
             "set_queued_mode": self._set_queued_mode,
@@ -138,6 +139,14 @@ class Handlers:
         except QueueError as exc:
             raise CommandFailed(f"{exc}: abort the run first, or wait for its run_end") from exc
         return {"sessionId": self.app.session_id}
+
+    def _set_model(self, fields: Fields) -> Data:
+        """Later runs use the model; a run going on keeps its own (R13: read at each run's start)."""
+        try:
+            self.app.switch_model(fields["model"].strip(), fields.get("provider"))
+        except ValueError as exc:
+            raise CommandFailed(str(exc)) from exc
+        return {"model": self.app.settings.model, "provider": self.app.settings.provider}
 
     def _rewind(self, fields: Fields) -> Data:
         """Checked now (``ok:false`` with the reason); done in the background, announced by ``rewind_end``

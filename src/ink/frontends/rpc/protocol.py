@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     ),
     "permission": (FieldSpec("requestId"), FieldSpec("decision", ANSWERS)),
     "new_session": (),
+    "set_model": (_text("model"), FieldSpec("provider", required=False)),
     "edit_queued": (INPUT_ID, _text()),
     "cancel_queued": (INPUT_ID,),
     "set_queued_mode": (INPUT_ID, FieldSpec("mode", INPUT_MODES)),
