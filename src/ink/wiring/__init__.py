@@ -18,6 +18,7 @@ from __future__ import annotations
 from ink.wiring.app import App
 from ink.wiring.build import (
     NEW_SESSION,
+    AppChoices,
     RegistryReaper,
     SessionChoice,
     build_app,
@@ -32,6 +33,7 @@ from ink.wiring.parts import AppPart, AppStartError, default_parts
 __all__ = [
     "NEW_SESSION",
     "App",
+    "AppChoices",
     "AppPart",
     "AppStartError",
     "RegistryReaper",

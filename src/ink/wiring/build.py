@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, Notice
@@ -58,6 +58,17 @@ class SessionChoice:
 
 
 NEW_SESSION = SessionChoice()
+
+
+class AppChoices(TypedDict, total=False):
+    """What a frontend chooses for its app besides the settings, passed on unchanged by ``open_app`` and
+    ``start_app`` to ``build_app`` (whose parameters say what each means)."""
+
+    session: SessionChoice
+    before_tool: BeforeToolHook | None
+    force_exit: Callable[[int], None] | None
+    can_ask: bool
+    checkpoints: bool
 
 
 def build_app(

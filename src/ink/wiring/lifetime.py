@@ -12,14 +12,13 @@ sessions): the caller then owes ``await app.aclose()``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
-from ink.agent.tool import BeforeToolHook
 from ink.config import Settings
 from ink.wiring.app import App, close_parts
-from ink.wiring.build import NEW_SESSION, SessionChoice, build_app
+from ink.wiring.build import AppChoices, build_app
 from ink.wiring.parts import AppPart, AppStartError, default_parts
 
 T = TypeVar("T")
@@ -27,27 +26,12 @@ T = TypeVar("T")
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings,
-    *,
-    session: SessionChoice = NEW_SESSION,
-    before_tool: BeforeToolHook | None = None,
-    can_ask: bool = True,
-    force_exit: Callable[[int], None] | None = None,
-    checkpoints: bool = True,
-    parts: Sequence[AppPart] | None = None,
+    settings: Settings, *, parts: Sequence[AppPart] | None = None, **choices: Unpack[AppChoices]
 ) -> AsyncIterator[App]:
     """The app for ``settings``, started, for the block; closed (``App.aclose``) however it ends.
     Raises ``AppStartError`` when a part cannot start (the others are closed first), ``SessionError``
     when the session asked for cannot be opened."""
-    app = await start_app(
-        settings,
-        session=session,
-        before_tool=before_tool,
-        can_ask=can_ask,
-        force_exit=force_exit,
-        checkpoints=checkpoints,
-        parts=parts,
-    )
+    app = await start_app(settings, parts=parts, **choices)
     try:
         yield app
     finally:
@@ -55,14 +39,7 @@ async def open_app(
 
 
 async def start_app(
-    settings: Settings,
-    *,
-    session: SessionChoice = NEW_SESSION,
-    before_tool: BeforeToolHook | None = None,
-    can_ask: bool = True,
-    force_exit: Callable[[int], None] | None = None,
-    checkpoints: bool = True,
-    parts: Sequence[AppPart] | None = None,
+    settings: Settings, *, parts: Sequence[AppPart] | None = None, **choices: Unpack[AppChoices]
 ) -> App:
     """Prepare every part (``default_parts(settings)`` unless ``parts`` are given), build the app, and
     start every part, in order. On any failure what was begun is closed before the error propagates."""
@@ -72,15 +49,7 @@ async def start_app(
         for part in parts:
             begun.append(part)
             settings = await _step(part, "prepare", part.prepare(settings))
-        app = build_app(
-            settings,
-            session=session,
-            before_tool=before_tool,
-            can_ask=can_ask,
-            force_exit=force_exit,
-            checkpoints=checkpoints,
-            parts=parts,
-        )
+        app = build_app(settings, parts=parts, **choices)
     except BaseException:
         await close_parts(begun)
         raise
