@@ -7,28 +7,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakeserver import FakeModelServer, call, say
+from tests.fakeserver import FakeModelServer, Reply, call, say
 from tests.tui.conftest import StartInk
+from tests.tui.terminal import InkTerminal
 
 ESC = "\x1b"
 EDITS = "echo edited > notes.txt; rm doomed.txt; echo new > made.txt"
 
 
-def prepared(project: Path) -> Path:
+def after_one_changing_run(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path, *later: Reply
+) -> InkTerminal:
+    """ink, idle after "change the files" ran ``EDITS`` through bash; ``later`` replies come next."""
     (project / "notes.txt").write_text("original\n")
     (project / "doomed.txt").write_text("doomed\n")
-    return project
+    fake_server.script(call("bash", {"command": EDITS}), say("All changed."), *later)
+    ink = start_ink()
+    ink.type_line("change the files")
+    ink.wait_text("All changed.")
+    ink.wait_text("○ idle")
+    return ink
 
 
 def test_esc_esc_opens_the_list_and_enter_rewinds_files_and_conversation(
     fake_server: FakeModelServer, start_ink: StartInk, project: Path
 ) -> None:
-    prepared(project)
-    fake_server.script(call("bash", {"command": EDITS}), say("All changed."), say("Second answer."))
-    ink = start_ink()
-    ink.type_line("change the files")
-    ink.wait_text("All changed.")
-    ink.wait_text("○ idle")
+    ink = after_one_changing_run(fake_server, start_ink, project, say("Second answer."))
     ink.type_line("just talk")
     ink.wait_text("Second answer.")
     ink.wait_text("○ idle")
@@ -56,12 +60,7 @@ def test_esc_esc_opens_the_list_and_enter_rewinds_files_and_conversation(
 def test_slash_rewind_files_only_keeps_the_conversation_and_can_be_undone(
     fake_server: FakeModelServer, start_ink: StartInk, project: Path
 ) -> None:
-    prepared(project)
-    fake_server.script(call("bash", {"command": EDITS}), say("All changed."), say("Still here."))
-    ink = start_ink()
-    ink.type_line("change the files")
-    ink.wait_text("All changed.")
-    ink.wait_text("○ idle")
+    ink = after_one_changing_run(fake_server, start_ink, project, say("Still here."))
     ink.type_line("/rewind")
     ink.wait_text("rewind to just before")
     ink.send("f")
@@ -80,12 +79,7 @@ def test_slash_rewind_files_only_keeps_the_conversation_and_can_be_undone(
 def test_files_changed_outside_ink_are_named_and_overwritten_only_after_y(
     fake_server: FakeModelServer, start_ink: StartInk, project: Path
 ) -> None:
-    prepared(project)
-    fake_server.script(call("bash", {"command": EDITS}), say("All changed."))
-    ink = start_ink()
-    ink.type_line("change the files")
-    ink.wait_text("All changed.")
-    ink.wait_text("○ idle")
+    ink = after_one_changing_run(fake_server, start_ink, project)
     ink.type_line("/rewind")  # the list opens once the run's end snapshot is taken
     ink.wait_text("3 files: doomed.txt, made.txt, notes.txt")
     ink.send(ESC)
