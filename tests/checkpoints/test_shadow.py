@@ -3,7 +3,9 @@ directory, without touching the user's repository (issue 14)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import stat
 import subprocess
@@ -241,3 +243,26 @@ async def test_awkward_file_names_round_trip(tmp_path: Path, name: str) -> None:
     (work / name).unlink()
     await shadow.restore(checkpoint.commit, "undo1")
     assert (work / name).read_text() == "keep\n"
+
+
+async def test_git_cancelled_at_any_moment_is_waited_for_by_asyncio_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exit cancels the session-open snapshot wherever its git is: being started, running, just ended.
+    However the cancel falls, the git is ended and reaped by asyncio's own watcher only: a reap behind its
+    back (a ``poll`` in ``Popen.send_signal``, asyncio's undo of a half-made start) makes the watcher log
+    "Unknown child process" on the user's terminal. The cancels are spread over the loop iterations a git
+    takes, many times, so the moment a git has just exited but is not reaped yet is hit too."""
+    shadow = repo(tmp_path, project(tmp_path / "work"))
+    await shadow.snapshot("ready")  # the store exists: each call below is one short git
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    before = {p.pid for p in psutil.Process().children()}
+    for attempt in range(300):
+        task = asyncio.ensure_future(shadow._git("rev-parse", "--git-dir", work_tree=False))
+        for _ in range(attempt % 30):
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert [r.getMessage() for r in caplog.records if "child process" in r.getMessage()] == []
+    assert [p for p in psutil.Process().children() if p.pid not in before] == []  # every git reaped
