@@ -108,8 +108,9 @@ def analyse(command: str) -> CommandShape:
 
 
 def _analyse_into(command: str, shape: CommandShape, *, depth: int, top: bool) -> None:
-    import bashlex
+    from ink.permissions.bash_tables import bashlex as load_bashlex
 
+    bashlex = load_bashlex()
     if depth > MAX_DEPTH:
         shape.unprovable.append(f"it nests commands more than {MAX_DEPTH} levels deep")
         return
