@@ -91,10 +91,10 @@ class AnthropicProvider(SseProvider):
             timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
-            async for item in events:
-                if not item.data.strip():
+            async for data in events:
+                if not data.strip():
                     continue
-                for event in reader.feed(load_chunk(item.data, self.name)):
+                for event in reader.feed(load_chunk(data, self.name)):
                     yield event
                 if reader.stop_seen:
                     break

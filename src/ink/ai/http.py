@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
-from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from ink.ai.errors import BadResponse, ProviderError, RateLimited, Silent
 from ink.ai.http_errors import error_from_response, error_from_transport
 from ink.ai.provider import ModelRequest
+from ink.ai.sse import SseParser
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 T = TypeVar("T")
@@ -129,7 +129,7 @@ async def with_retries(attempt: Attempt, policy: RetryPolicy) -> AsyncGenerator[
         await asyncio.sleep(delay)
 
 
-async def stream_sse(
+def stream_sse(
     client: httpx.AsyncClient,
     url: str,
     *,
@@ -137,17 +137,15 @@ async def stream_sse(
     body: Mapping[str, Any],
     provider: str,
     timeouts: RequestTimeouts = DEFAULT_TIMEOUTS,
-) -> AsyncGenerator[ServerSentEvent, None]:
-    """Yield the server-sent events of one streaming POST, keep-alives left out. Raises a
+) -> AsyncGenerator[str, None]:
+    """Yield the data of each server-sent event of one streaming POST, keep-alives left out. Raises a
     ``ProviderError``: the mapped HTTP error, ``ConnectionFailed`` (also when the stream broke off),
     ``Silent`` (a deadline of ``timeouts`` passed), ``BadResponse`` (not an event stream, or a 200 with
     no event). Leaving early (``aclose``) closes the response at once."""
-    async with aclosing(_one_attempt(client, url, headers, body, provider, timeouts)) as events:
-        async for event in events:
-            yield event
+    return _one_attempt(client, url, headers, body, provider, timeouts)
 
 
-async def drain(events: AsyncGenerator[ServerSentEvent, None], limit: float = 0.5) -> None:
+async def drain(events: AsyncGenerator[str, None], limit: float = 0.5) -> None:
     """Read what follows the protocol's last event (the chunked terminator) so the connection can be
     reused for the next call instead of paying a new TLS handshake. Bounded: a server that keeps the
     stream open gets its connection closed. Failures here do not matter: the reply is complete."""
@@ -166,7 +164,7 @@ async def _one_attempt(
     body: Mapping[str, Any],
     provider: str,
     timeouts: RequestTimeouts,
-) -> AsyncGenerator[ServerSentEvent, None]:
+) -> AsyncGenerator[str, None]:
     clock = _Deadline(timeouts, url, provider)
     streamed = False
     try:
@@ -176,13 +174,24 @@ async def _one_attempt(
             if response.status_code >= 400:
                 await clock.bound(response.aread())
                 raise error_from_response(response, provider)
-            events = EventSource(response).aiter_sse()
-            while (event := await clock.bound(anext(events, None))) is not None:
-                if event.event in KEEP_ALIVE_EVENTS:
-                    continue
-                streamed = True
-                yield event
-                clock.restart()
+            content_type = response.headers.get("content-type", "").partition(";")[0]
+            if "text/event-stream" not in content_type:
+                raise BadResponse(
+                    f"{url} did not answer with an event stream: its content-type is {content_type!r}",
+                    provider=provider,
+                )
+            parser = SseParser()
+            chunks = response.aiter_bytes()
+            while True:  # one deadline per network chunk, however many events it completes
+                chunk = await clock.bound(anext(chunks, None))
+                for event in parser.feed(chunk) if chunk is not None else parser.close():
+                    if event.event in KEEP_ALIVE_EVENTS:
+                        continue
+                    streamed = True
+                    yield event.data
+                    clock.restart()
+                if chunk is None:
+                    break
             if not streamed:
                 raise BadResponse(
                     f"{url} answered {response.status_code} with an empty event stream (no event at all); "
@@ -191,8 +200,8 @@ async def _one_attempt(
                 )
     except httpx.HTTPError as exc:
         raise error_from_transport(exc, url, provider, streamed=streamed) from exc
-    except SSEError as exc:
-        raise BadResponse(f"{url} did not answer with an event stream: {exc}", provider=provider) from exc
+    finally:
+        clock.stop()
 
 
 def _post(
@@ -206,14 +215,25 @@ class _Deadline:
     """The time by which the server must say something: ``first_byte`` after the request was sent (the
     connection and the upload are bounded by httpx's own connect and write timeouts), then ``idle`` after
     each event, counted from when the consumer asks for the next one, so its own pauses are not the
-    server's silence. ``bound`` runs one await under it and raises ``Silent`` when it passes; the timer
-    never runs while the generator is suspended at a ``yield``."""
+    server's silence. ``bound`` runs one await under it and raises ``Silent`` when it passes; the deadline
+    never runs out while the generator is suspended at a ``yield``.
+
+    A reply streams thousands of events: moving a timer for each (``asyncio.timeout``: a new timer handle
+    per enter and per move, ~10 us) costs more than parsing the event. So ``restart`` only moves ``at``;
+    one watchdog timer, armed while something is awaited, looks at ``at`` when it fires and either sleeps
+    on until it or cancels the waiting task, as ``asyncio.timeout`` would; it is moved only when ``at``
+    comes earlier than it (``idle`` shorter than ``first_byte``) (a cancellation of its own is
+    told from one from outside by the task's cancel count, and only its own becomes ``Silent``)."""
 
     def __init__(self, timeouts: RequestTimeouts, url: str, provider: str) -> None:
         self.timeouts, self.url, self.provider = timeouts, url, provider
         self.first = True
         self.at: float | None = None  # none yet: the request is still being sent
-        self._running: asyncio.Timeout | None = None
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None  # fires at ``_timer_at``, at or before ``at``
+        self._timer_at = 0.0
+        self._waiting: asyncio.Task[Any] | None = None  # the task in ``bound``, while it awaits
+        self._expired = False
 
     async def on_trace(self, name: str, info: Mapping[str, Any]) -> None:
         """httpcore's ``trace`` extension: the request is sent once its body is."""
@@ -229,20 +249,50 @@ class _Deadline:
         self._set(self.timeouts.idle)
 
     def _set(self, seconds: float) -> None:
-        self.at = asyncio.get_running_loop().time() + seconds
-        if self._running is not None:
-            self._running.reschedule(self.at)
+        self.at = self._loop.time() + seconds
+        if self._timer is not None and self._timer_at > self.at:  # ``idle`` may be the shorter one
+            self.stop()
+        if self._waiting is not None and self._timer is None:  # set while awaiting (the trace)
+            self._arm(self.at)
+
+    def _arm(self, when: float) -> None:
+        self._timer, self._timer_at = self._loop.call_at(when, self._check), when
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._waiting is None or self.at is None:
+            return  # not awaiting the server: the next ``bound`` arms the timer again
+        if self._loop.time() < self.at:  # the deadline moved on since the timer was set
+            self._arm(self.at)
+            return
+        self._expired = True
+        self._waiting.cancel()
 
     async def bound(self, awaitable: Awaitable[T]) -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        self._waiting = task
+        if self._timer is None and self.at is not None:
+            self._arm(self.at)
         try:
-            async with asyncio.timeout_at(self.at) as running:
-                self._running = running
-                try:
-                    return await awaitable
-                finally:
-                    self._running = None
-        except TimeoutError:
-            raise self._silent() from None
+            return await awaitable
+        except asyncio.CancelledError:
+            if self._expired:
+                self._expired = False
+                if task.uncancel() <= cancelling:  # no cancel from outside came as well
+                    raise self._silent() from None
+            raise
+        finally:
+            self._waiting = None
+            if self._expired:  # it ran out as the await ended anyway: take back the cancel it sent
+                self._expired = False
+                task.uncancel()
 
     def _silent(self) -> Silent:
         if self.first:

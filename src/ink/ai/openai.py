@@ -89,12 +89,12 @@ class OpenAIProvider(SseProvider):
             timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
-            async for item in events:
-                if item.data.strip() == "[DONE]":
+            async for data in events:
+                if data.strip() == "[DONE]":
                     reader.done = True
                     break
-                elif item.data.strip():
-                    for event in reader.feed(load_chunk(item.data, self.name)):
+                elif data.strip():
+                    for event in reader.feed(load_chunk(data, self.name)):
                         yield event
             for event in reader.finish():
                 yield event

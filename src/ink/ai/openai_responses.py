@@ -79,9 +79,9 @@ class OpenAIResponsesProvider(SseProvider):
             timeouts=self.http.timeouts,
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
-            async for item in events:
-                if item.data.strip():
-                    for event in reader.feed(load_chunk(item.data, self.name)):
+            async for data in events:
+                if data.strip():
+                    for event in reader.feed(load_chunk(data, self.name)):
                         yield event
                 if reader.stop is not None:
                     break

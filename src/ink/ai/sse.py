@@ -1,0 +1,89 @@
+"""Server-sent events from the bytes of a streamed response, in one pass per network chunk.
+
+The event stream format (WHATWG HTML, "Parsing an event stream"): UTF-8 lines ended by CRLF, LF or CR;
+``field: value`` lines, ``:`` comments, and a blank line that dispatches the event gathered so far. Data
+lines join with ``\\n``; a missing ``event`` field means ``message``. Like httpx-sse, which ink used
+before, an event is dispatched when anything was set since the last one (event, data, retry) or an id was
+ever seen, and a last event left without its blank line when the stream ends is dropped.
+
+A streamed reply arrives as thousands of small network chunks, usually one whole event each; the parser
+works on the chunk's bytes (only whole lines are decoded, so a character split between two chunks is
+never cut) instead of climbing a text decoder, a line decoder and an event decoder per chunk.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ServerSentEvent(NamedTuple):
+    event: str
+    data: str
+
+
+class SseParser:
+    """Feed it the response's chunks in order; each ``feed`` returns the events those bytes completed."""
+
+    def __init__(self) -> None:
+        self._tail = b""  # an unfinished line (or a CR that a LF in the next chunk may belong to)
+        self._event = ""
+        self._data: list[str] = []
+        self._retry = False
+        self._last_id = ""  # kept across events, as the format says
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        if self._tail:
+            chunk = self._tail + chunk
+        if b"\r" in chunk:
+            held = chunk.endswith(b"\r")  # its LF may come in the next chunk: one line end, not two
+            if held:
+                chunk = chunk[:-1]
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            end = chunk.rfind(b"\n")
+            self._tail = chunk[end + 1 :] + b"\r" if held else chunk[end + 1 :]
+        else:
+            end = chunk.rfind(b"\n")
+            self._tail = chunk[end + 1 :]
+        if end < 0:
+            return []
+        return self._lines(chunk[:end].decode("utf-8", "replace").split("\n"))
+
+    def close(self) -> list[ServerSentEvent]:
+        """The stream ended: a held CR still ends its line (which may be the blank line of an event); an
+        unfinished line cannot complete an event."""
+        tail, self._tail = self._tail, b""
+        if not tail.endswith(b"\r"):
+            return []
+        return self._lines([tail[:-1].decode("utf-8", "replace")])
+
+    def _lines(self, lines: list[str]) -> list[ServerSentEvent]:
+        events: list[ServerSentEvent] = []
+        for line in lines:
+            if not line:
+                if self._data or self._event or self._last_id or self._retry:
+                    events.append(ServerSentEvent(self._event or "message", "\n".join(self._data)))
+                    self._event, self._data, self._retry = "", [], False
+                continue
+            name, _, value = line.partition(":")
+            if not name:
+                continue  # a comment (keep-alive)
+            if value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self._data.append(value)
+            elif name == "event":
+                self._event = value
+            elif name == "id":
+                if "\0" not in value:
+                    self._last_id = value
+            elif name == "retry":
+                self._retry = self._retry or _is_int(value)
+        return events
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
