@@ -9,7 +9,8 @@ size on disk beside the workspace's, and the first snapshot of another session i
 checkpoints installed as the app installs them (gate, events, end snapshot), against the fake model
 server (which answers at once: the worst case, no model time for the snapshot to hide behind), submit
 to ``run_end`` of a run whose one tool call is ``true`` in bash, beside the same run without
-checkpoints. Results go to bench/results/checkpoints.md and stdout.
+checkpoints. Last, what the user feels in a fresh workspace: the first prompt sent as the session opens,
+to its first tool starting (``first_tool_delay``). Results go to bench/results/checkpoints.md and stdout.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from tests.fakeserver import FakeModelServer, call, say
+from tests.fakeserver import FakeModelServer, Reply, call, pause, say, tool_call
 
 from bench.run_control import controller_for, wait_event
 from ink.checkpoints import shadow_repo_for
 from ink.rewind import SessionCheckpoints
 from ink.run.controller import RunController
-from ink.tools import BashTool, ProcessRegistry, Workspace
+from ink.tools import BashTool, ProcessRegistry, ReadTool, Workspace
 
 RESULTS = Path(__file__).resolve().parent / "results" / "checkpoints.md"
 
@@ -81,7 +82,12 @@ async def measure(files: int) -> list[tuple[str, str]]:
                 f"{(time.perf_counter() - started) * 1000:.0f} ms",
             )
         )
-        rows.append(("store on disk (objects compressed, not packed)", f"{du(shadow.git_dir) / 1e6:.1f} MB"))
+        rows.append(
+            (
+                "store on disk (the first snapshot in one pack, later ones loose)",
+                f"{du(shadow.git_dir) / 1e6:.1f} MB",
+            )
+        )
         started = time.perf_counter()
         await shadow_repo_for(home, work, "bench-later-session").snapshot("new-session")
         rows.append(
@@ -91,7 +97,61 @@ async def measure(files: int) -> list[tuple[str, str]]:
             )
         )
         rows += await run_delay(work, Path(tmp) / "runhome")
+        fresh = Path(tmp) / "fresh"
+        make_workspace(fresh, files)
+        rows += await first_tool_delay(fresh, Path(tmp) / "firsthome", files)
     return rows
+
+
+async def first_tool_delay(work: Path, home: Path, files: int) -> list[tuple[str, str]]:
+    """What the user feels in a workspace ink never saw: the session opens (its snapshot starts) and the
+    first prompt is sent at once; the time from the submit to its first tool starting (bash: the
+    command's own clock; read: its result), without checkpoints and with them in a new store, with a
+    model that answers at once and one that takes a second to send its call."""
+    rows = []
+    with FakeModelServer() as server:
+        tools = [BashTool(Workspace(work), ProcessRegistry()), ReadTool(Workspace(work))]
+        controller = controller_for(server, tools)
+        await timed_run(server, controller)  # warm-up: the connection, the imports of the first run
+        cases = [
+            ("bash", 0.0, "instant model"),
+            ("read", 0.0, "instant model"),
+            ("bash", 1.0, "model sends its call after 1 s"),
+        ]
+        for n, (tool, model_seconds, model) in enumerate(cases):
+            plain = await first_tool(server, controller, work, tool, model_seconds)
+            part, remove = install(controller, home / f"h{n}", work)
+            checked = await first_tool(server, controller, work, tool, model_seconds)
+            await part.aclose()
+            remove()
+            rows.append(
+                (
+                    f"fresh {files:,}-file workspace, prompt to its first tool ({tool}) starting, {model}",
+                    f"{plain * 1000:.0f} ms without checkpoints, {checked * 1000:.0f} ms with",
+                )
+            )
+    return rows
+
+
+async def first_tool(
+    server: FakeModelServer, controller: RunController, work: Path, tool: str, model_seconds: float
+) -> float:
+    marker = work / "started.txt"
+    marker.unlink(missing_ok=True)
+    args = (
+        {"command": "echo $EPOCHREALTIME > started.txt"} if tool == "bash" else {"path": "pkg0/module_0.py"}
+    )
+    steps = [pause(model_seconds), tool_call(tool, args)] if model_seconds else [tool_call(tool, args)]
+    server.script(Reply(steps), say("done"))
+    tool_ended = asyncio.ensure_future(wait_event(controller, "tool_end"))
+    ended = asyncio.ensure_future(wait_event(controller, "run_end"))
+    await asyncio.sleep(0)  # the listeners are in before the submit
+    started = time.time()
+    controller.submit("go")
+    await tool_ended
+    done = time.time()
+    await ended
+    return (float(marker.read_text()) if tool == "bash" else done) - started
 
 
 async def run_delay(work: Path, home: Path) -> list[tuple[str, str]]:
@@ -125,9 +185,16 @@ def install(
     """As ``ink.wiring.install_checkpoints`` does it; returns the part and its unsubscribe."""
     part = SessionCheckpoints(controller, home, work)
     part.open("bench")
-    remove = controller.subscribe(part.on_event)
-    controller.setup = replace(controller.setup, before_tool=part.gate(None))
+    unsubscribe = controller.subscribe(part.on_event)
+    setup = controller.setup
+    controller.setup = replace(setup, before_tool=part.gate(None))
     controller.changed_files = part.changed_files
+
+    def remove() -> None:
+        unsubscribe()
+        controller.setup = setup
+        controller.changed_files = None
+
     return part, remove
 
 
@@ -159,9 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "A snapshot is `git add --all` into ink's own store (outside the workspace), `write-tree`,",
         "`commit-tree` and a ref; git's index keeps a stat cache per session, so an unchanged tree is not",
-        "read again. ink takes a snapshot as a session opens, while the user types; a run takes its",
-        "checkpoint while the model is called, and a tool call waits for it only when it comes first (here",
-        "the model answers at once, so the run rows show the whole cost). The",
+        "read again, and a snapshot that reads many files (200 or more) streams them into one pack",
+        "instead of writing a file per object. ink takes a snapshot as a session opens, while the user",
+        "types; an input taken while it still runs adopts it as its checkpoint. A run takes its",
+        "checkpoint while the model is called; a call that may change files (bash, an edit) waits for it",
+        "when it comes first, a read or a search never does. With a model that answers at once the run",
+        "rows show the whole cost; the last row shows a model that takes a second to send its call. The",
         f"machine was shared with other work: load average {load:.1f} on {os.cpu_count()} cores.",
     ]
     report = "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ink.agent.abort import AbortSignal
+from ink.agent.tool import ToolKind, find_tool, kind_of
 from ink.ai.messages import UserMessage
 from ink.checkpoints import ShadowError, shadow_repo_for
 from ink.checkpoints.keeper import Checkpoint, CheckpointLog, Checkpoints
@@ -253,17 +254,29 @@ class SessionCheckpoints:
         return Rewinder(self.controller, self.current)
 
 
+LEAVES_FILES: frozenset[ToolKind] = frozenset({"read", "search", "fetch", "delegate"})
+"""Kinds of tool whose calls change no file, so they need not wait for the pending checkpoint: reads,
+searches, fetches (an MCP tool counts as one only when its server annotates it read-only), and a task
+for a sub-agent, whose own calls pass this gate each. Edits, commands and any other tool wait."""
+
+
 @dataclass
 class CheckpointGate:
-    """First in the ``before_tool`` chain: wait for the pending checkpoint, then ask ``inner``."""
+    """First in the ``before_tool`` chain: a call that may change files waits for the pending checkpoint
+    (the workspace before the input's work), then ``inner`` is asked."""
 
     checkpoints: SessionCheckpoints
     inner: Callable[..., Awaitable[Any]] | None
 
     async def __call__(self, call: Any, signal: Any) -> Any:
-        if self.checkpoints.current is not None:
-            await self.checkpoints.current.settled()
+        current = self.checkpoints.current
+        if current is not None and self._may_change_files(call):
+            await current.settled()
         return await self.inner(call, signal) if self.inner is not None else None
+
+    def _may_change_files(self, call: Any) -> bool:
+        tool = find_tool(self.checkpoints.controller.setup.tools, getattr(call, "name", ""))
+        return kind_of(tool) not in LEAVES_FILES
 
 
 def one_line(text: str, width: int = 60) -> str:

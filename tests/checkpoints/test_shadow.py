@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from ink.checkpoints import ShadowRepo, shadow_repo_for
+from ink.checkpoints import shadow as shadow_module
 from ink.checkpoints.shadow import MAX_FILE_BYTES
 from tests.waiting import wait_for_file
 
@@ -266,3 +267,26 @@ async def test_git_cancelled_at_any_moment_is_waited_for_by_asyncio_alone(
             await task
     assert [r.getMessage() for r in caplog.records if "child process" in r.getMessage()] == []
     assert [p for p in psutil.Process().children() if p.pid not in before] == []  # every git reaped
+
+
+async def test_many_new_files_go_into_one_pack_and_come_back_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot that reads many files streams them into one pack (no loose object file each); what it
+    keeps restores as any other. A pack a killed git left unfinished is removed once old."""
+    monkeypatch.setattr(shadow_module, "BULK_FILES", 3)
+    work = project(tmp_path / "work")
+    before = manifest(work)
+    shadow = repo(tmp_path, work)
+    first = await shadow.snapshot("c1")
+    packs = shadow.git_dir / "objects" / "pack"
+    assert len(list(packs.glob("pack-*.pack"))) == 1
+    blob = (await shadow._git("rev-parse", f"{first.commit}:src/app.py")).strip()
+    assert not (shadow.git_dir / "objects" / blob[:2] / blob[2:]).exists()  # in the pack, not loose
+    bash(work, "echo changed > src/app.py; chmod -x run.sh; rm doomed.txt; echo new > new.txt")
+    stale = packs / "tmp_pack_killed"
+    stale.write_bytes(b"PACK")
+    os.utime(stale, (0, 0))
+    await shadow.restore(first.commit, "undo")
+    assert manifest(work) == before
+    assert not stale.exists()

@@ -132,7 +132,9 @@ class Checkpoints:
         self._last: Checkpoint | None = None  # the newest checkpoint, whose files are not known yet
         self._end_commit: str | None = record.end  # the workspace at the end of the last run
         self._chain: asyncio.Task[None] | None = None
-        self._warming: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None  # the session-open snapshot, while cancellable
+        self._warm_commit: str | None = None
+        self._warm_fresh = False  # nothing of ink's ran since the session-open snapshot began
         self.off = False  # the workspace is too big to keep (shadow.MAX_NEW_FILES)
 
     def all(self) -> list[Checkpoint]:
@@ -149,13 +151,21 @@ class Checkpoints:
         if kind == "run_start":
             self._run_id = getattr(event, "run_id", None)
             self._run_start = None
+        elif kind == "bang_start":
+            self._warm_fresh = False  # a ``!`` command may change files while the snapshot reads them
         elif kind == "input_taken":
             for taken in getattr(event, "inputs", ()):
                 # listed at once (its commit comes with the snapshot: whoever restores waits for it)
                 pending = Checkpoint(taken.input_id, taken.text, self._run_id, time.time(), "")
                 if not self.off:
                     self.record.records[taken.input_id] = pending
-                self._then(functools.partial(self._take, pending))
+                warming = self._warming
+                if self._warm_fresh and warming is not None and warming is self._chain and not warming.done():
+                    self._warming = None  # an input's checkpoint now: an exit lets it finish
+                    self._then(functools.partial(self._adopt_warm, pending))
+                else:
+                    self._then(functools.partial(self._take, pending))
+                self._warm_fresh = False
         elif kind == "run_end" and getattr(event, "run_id", None) not in self._closed:
             self._then(self._close)
 
@@ -207,6 +217,7 @@ class Checkpoints:
         checkpoint, ``ShadowError`` when git fails. The workspace as it was just before is recorded as a
         ``rewind`` checkpoint: rewinding the files to it undoes this restore."""
         await self.settled()
+        self._warm_fresh = False
         checkpoint = self.record.records[input_id]
         if not checkpoint.commit:
             raise KeyError(input_id)
@@ -228,9 +239,16 @@ class Checkpoints:
 
     def warm(self) -> None:
         """A snapshot now, before any input: the store gets the workspace's files and the index its stat
-        cache while the user types, so the first input's checkpoint is as quick as any later one. Not
-        recorded as a checkpoint; cancelled by ``aclose`` if still going (a quick exit is not held up)."""
-        self._then(lambda: self.repo.snapshot(f"open/{time.time_ns()}"))
+        cache while the user types, so the first input's checkpoint is as quick as any later one. An
+        input taken while it is still going adopts it as its checkpoint (``_adopt_warm``) instead of
+        waiting for it and then taking one more; otherwise it is no checkpoint, and ``aclose`` cancels it
+        if still going (a quick exit is not held up)."""
+        self._warm_fresh = True
+
+        async def warm() -> None:
+            self._warm_commit = (await self.repo.snapshot(f"open/{time.time_ns()}")).commit
+
+        self._then(warm)
         self._warming = self._chain
 
     async def aclose(self) -> None:
@@ -269,12 +287,24 @@ class Checkpoints:
         except BaseException:
             self.record.records.pop(pending.input_id, None)  # no checkpoint for it after all
             raise
-        await self._finish_last(snapshot.commit)
-        checkpoint = replace(pending, commit=snapshot.commit)
+        await self._keep(pending, snapshot.commit)
+
+    async def _adopt_warm(self, pending: Checkpoint) -> None:
+        """The session-open snapshot, taken while the input was typed, as the input's checkpoint: nothing
+        of ink's ran since it began (no run, no ``!`` command, no restore), so it holds the workspace as
+        the input found it, and the first tool call waits for that one snapshot only."""
+        if self._warm_commit is None:  # it failed: a snapshot of the input's own
+            await self._take(pending)
+        else:
+            await self._keep(pending, self._warm_commit)
+
+    async def _keep(self, pending: Checkpoint, commit: str) -> None:
+        await self._finish_last(commit)
+        checkpoint = replace(pending, commit=commit)
         self.record.put(checkpoint)
         self._last = checkpoint
         if self._run_start is None and pending.run_id == self._run_id:
-            self._run_start = snapshot.commit
+            self._run_start = commit
 
     async def _close(self) -> str:
         snapshot = await self.repo.snapshot(f"end/{time.monotonic_ns()}")
