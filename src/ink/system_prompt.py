@@ -43,6 +43,8 @@ or interrupted did not complete."""
 
 @dataclass(frozen=True, slots=True)
 class Environment:
+    """What the system prompt tells the model about where it works."""
+
     cwd: Path
     platform: str
     date: dt.date

@@ -33,12 +33,16 @@ that what is emitted outside the loop on its behalf, a permission question, carr
 
 @dataclass(frozen=True, slots=True)
 class TakenInput:
+    """One queued input as the loop took it: its id and text."""
+
     input_id: str
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class MessageStart:
+    """The model began a reply."""
+
     role: Literal["assistant"] = "assistant"
     source: Source | None = None
     type: Literal["message_start"] = "message_start"
@@ -46,6 +50,8 @@ class MessageStart:
 
 @dataclass(frozen=True, slots=True)
 class TextDeltaEvent:
+    """A piece of the reply's text, as it streams."""
+
     text: str
     source: Source | None = None
     type: Literal["text_delta"] = "text_delta"
@@ -53,6 +59,8 @@ class TextDeltaEvent:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingDeltaEvent:
+    """A piece of the reply's reasoning, as it streams."""
+
     text: str
     source: Source | None = None
     type: Literal["thinking_delta"] = "thinking_delta"
@@ -60,6 +68,8 @@ class ThinkingDeltaEvent:
 
 @dataclass(frozen=True, slots=True)
 class MessageEnd:
+    """The reply is complete: the whole message and its usage."""
+
     message: AssistantMessage
     usage: Usage
     source: Source | None = None
@@ -68,6 +78,8 @@ class MessageEnd:
 
 @dataclass(frozen=True, slots=True)
 class ToolStart:
+    """The loop began handling a call (R2)."""
+
     tool_call_id: str
     name: str
     args: Mapping[str, Any]
@@ -77,6 +89,8 @@ class ToolStart:
 
 @dataclass(frozen=True, slots=True)
 class ToolRunning:
+    """A concurrent call passed its checks and got an execution slot (R3, R5)."""
+
     tool_call_id: str
     source: Source | None = None
     type: Literal["tool_running"] = "tool_running"
@@ -95,6 +109,8 @@ class ToolUpdate:
 
 @dataclass(frozen=True, slots=True)
 class ToolSettled:
+    """A concurrent call's result exists; the UI may show it now (R3, R6)."""
+
     tool_call_id: str
     result: ToolResult
     source: Source | None = None
@@ -125,6 +141,8 @@ class ToolCancelling:
 
 @dataclass(frozen=True, slots=True)
 class RetryEvent:
+    """The request failed before anything streamed and is sent again after ``delay_seconds``."""
+
     attempt: int
     delay_seconds: float
     error: str

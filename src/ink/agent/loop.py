@@ -100,6 +100,8 @@ class ContextKeeper(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LoopSetup:
+    """What one run of the loop works with: provider, model, prompt, tools and limits."""
+
     provider: Provider
     model: str
     system_prompt: str

@@ -45,6 +45,8 @@ class CancelTally:
 
 @dataclass(frozen=True, slots=True)
 class SchedulerSettings:
+    """How calls run: the grace after an abort (R20) and how many run at once."""
+
     grace_seconds: float = 10.0
     max_concurrency: int = 8
 

@@ -71,6 +71,8 @@ def _less_accurate(a: UsageAccuracy | None, b: UsageAccuracy | None) -> UsageAcc
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
+    """Text of an assistant message."""
+
     text: str
     type: Literal["text"] = "text"
 
@@ -132,6 +134,8 @@ class UserMessage:
 
 @dataclass(frozen=True, slots=True)
 class AssistantMessage:
+    """One reply of the model: its blocks, why it stopped, and what it cost."""
+
     content: tuple[AssistantBlock, ...]
     stop_reason: StopReason
     model: str = ""

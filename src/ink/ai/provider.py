@@ -21,6 +21,8 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
+    """One request to the model: the conversation, the system prompt and the tools it may call."""
+
     model: str
     system: str
     messages: Sequence[Message]

@@ -15,12 +15,16 @@ from ink.ai.messages import AssistantMessage, ToolCall
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
+    """A piece of the reply's text."""
+
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
 @dataclass(frozen=True, slots=True)
 class ThinkingDelta:
+    """A piece of the reply's reasoning, or (Anthropic) the signature of the reasoning block."""
+
     text: str
     signature: str | None = None
     type: Literal["thinking_delta"] = "thinking_delta"
@@ -28,6 +32,8 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallReady:
+    """A tool call whose arguments have fully arrived."""
+
     call: ToolCall
     type: Literal["tool_call_ready"] = "tool_call_ready"
 
@@ -44,6 +50,8 @@ class RetryScheduled:
 
 @dataclass(frozen=True, slots=True)
 class ReplyDone:
+    """The reply ended: the whole assistant message."""
+
     message: AssistantMessage
     type: Literal["reply_done"] = "reply_done"
 

@@ -33,6 +33,8 @@ other agent will see of your work."""
 
 @dataclass(frozen=True, slots=True)
 class AgentType:
+    """A kind of sub-agent: its prompt, the tools it may use and its model."""
+
     name: str
     description: str
     prompt: str

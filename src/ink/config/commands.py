@@ -30,6 +30,8 @@ _INVOCATION = re.compile(r"/([\w.:-]+)(?:\s+(.*))?", re.DOTALL)
 
 @dataclass(frozen=True, slots=True)
 class CustomCommand:
+    """A ``/name`` command defined by a Markdown file."""
+
     name: str
     body: str
     path: Path
@@ -55,12 +57,16 @@ class CustomCommand:
 
 @dataclass(frozen=True, slots=True)
 class Expansion:
+    """A custom command's prompt, expanded from one ``/name args`` line."""
+
     command: CustomCommand
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class CommandBook:
+    """The custom commands found, by name, and what was wrong with the files skipped."""
+
     commands: Mapping[str, CustomCommand] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 

@@ -34,6 +34,8 @@ class Located(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ConfigFile:
+    """One config.toml as read: its top-level keys, provider tables, rules, hooks and MCP servers."""
+
     path: Path
     top: dict[str, Located] = field(default_factory=dict)
     providers: dict[str, dict[str, Located]] = field(default_factory=dict)

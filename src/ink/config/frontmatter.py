@@ -26,6 +26,8 @@ class FrontMatterError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class MarkdownDoc:
+    """A Markdown file read as its front matter fields and its body."""
+
     path: Path
     fields: dict[str, Value] = field(default_factory=dict)
     body: str = ""

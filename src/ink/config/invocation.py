@@ -15,6 +15,8 @@ OutputFormat = Literal["text", "stream-json"]
 
 @dataclass(frozen=True, slots=True)
 class Invocation:
+    """What the command line asks for: the mode and, for print mode and the TUI, the first prompt."""
+
     mode: Mode
     prompt: str | None = None  # the first prompt (tui) or the whole task (print)
     output_format: OutputFormat = "text"

@@ -91,6 +91,8 @@ class Flags:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """Everything a run is configured with, resolved from flags, environment, files and defaults."""
+
     provider: str
     model: str
     base_url: str

@@ -31,6 +31,8 @@ PARTIAL_CHARS = 8000  # of a stopped sub-agent's work, returned to the parent
 
 @dataclass
 class RunningAgent:
+    """A sub-agent running now: its source tag, its abort signal and what was sent to it."""
+
     source: Source
     signal: AbortSignal
     inbox: list[str] = field(default_factory=list)

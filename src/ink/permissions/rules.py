@@ -65,6 +65,8 @@ def escape(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One allow or deny rule, read as a command pattern and as a path pattern."""
+
     text: RuleText
     command: CommandPattern | None = None
     path: PathPattern | None = None

@@ -68,6 +68,8 @@ MIN_WINDOW = 4_096
 
 @dataclass(frozen=True, slots=True)
 class CompactionSettings:
+    """When the context is compacted and how much of it is kept."""
+
     reserve_tokens: int = 16_384  # room left for the reply and for the estimate's error
     keep_recent_tokens: int = 20_000  # recent messages kept word for word
     summary_max_tokens: int = 8_192

@@ -53,6 +53,8 @@ __all__ = ["BangOutput", "QueueError", "RunController", "Submitted"]
 
 @dataclass(frozen=True, slots=True)
 class BangOutput:
+    """What a ``!command`` line printed and how it ended."""
+
     output: str
     exit_code: int | None
     interrupted: bool = False
@@ -72,12 +74,16 @@ class Reaper(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Submitted:
+    """A submitted input's id, and whether it was queued behind a running run."""
+
     input_id: str
     queued: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Modes:
+    """How many queued steer and follow-up entries one take removes (R13)."""
+
     steering: TakeMode = "all"
     follow_up: TakeMode = "one-at-a-time"
 

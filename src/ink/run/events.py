@@ -58,6 +58,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class QueuedInput:
+    """An input waiting in the queue (R30)."""
+
     input_id: str
     text: str
     mode: InputMode
@@ -80,6 +82,8 @@ class AbortReceipt:
 
 @dataclass(frozen=True, slots=True)
 class RunStart:
+    """A run started."""
+
     run_id: str
     source: Source | None = None
     type: Literal["run_start"] = "run_start"
@@ -87,6 +91,8 @@ class RunStart:
 
 @dataclass(frozen=True, slots=True)
 class RunEnd:
+    """A run ended: why, what it cost, and what an abort handed back (R22, R34)."""
+
     run_id: str
     stop_reason: RunStop
     restored_input: tuple[QueuedInput, ...] = ()
@@ -101,6 +107,8 @@ class RunEnd:
 
 @dataclass(frozen=True, slots=True)
 class QueueUpdate:
+    """The queue changed: what is waiting now (R32)."""
+
     queue: tuple[QueuedInput, ...]
     source: Source | None = None
     type: Literal["queue_update"] = "queue_update"
@@ -117,6 +125,8 @@ class InputRestored:
 
 @dataclass(frozen=True, slots=True)
 class BangStart:
+    """A ``!command`` line started."""
+
     command: str
     input_id: str | None = None
     source: Source | None = None

@@ -27,6 +27,8 @@ class QueueError(Exception):
 
 @dataclass(slots=True)
 class LedgerEntry:
+    """One submitted input and where it is in its life (R30)."""
+
     seq: int
     input_id: str
     text: str

@@ -26,6 +26,8 @@ class UnknownRequest(Exception):
 
 @dataclass(frozen=True, slots=True)
 class OpenQuestion:
+    """A permission question waiting for an answer."""
+
     request_id: str
     tool_call_id: str
     name: str

@@ -20,6 +20,8 @@ ALWAYS_HIDDEN = frozenset({".git"})
 
 @dataclass(frozen=True, slots=True)
 class _Rules:
+    """The ignore rules of one file, relative to the folder ``base``."""
+
     base: Path
     spec: GitIgnoreSpec
 

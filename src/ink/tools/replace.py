@@ -19,6 +19,8 @@ class EditRefused(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Replacement:
+    """One edit: ``old_text`` replaced by ``new_text`` (every occurrence with ``replace_all``)."""
+
     old_text: str
     new_text: str
     replace_all: bool = False
