@@ -70,3 +70,45 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
         m for m in modules if m.split(".")[0] in ("rich", "prompt_toolkit", "textual", "pygments", "click")
     )
     assert ui == []
+
+
+PROBE_FRONTEND = """
+import gc, importlib.machinery, sys, types
+import ink.cli
+
+probe = types.ModuleType("probe_frontend")
+probe.__spec__ = importlib.machinery.ModuleSpec("probe_frontend", None)
+probe.main = lambda settings, invocation: print(gc.isenabled(), gc.get_freeze_count()) or 0
+sys.modules["probe_frontend"] = probe
+ink.cli.FRONTEND_MODULES["print"] = "probe_frontend"
+status = ink.cli.main(sys.argv[1:])
+print(gc.isenabled(), status)
+"""
+
+
+def test_the_collector_runs_again_when_the_frontend_starts(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """Start-up runs without the cyclic garbage collector; the frontend (the run, a whole TUI session)
+    runs with it, and the start-up objects it would only walk again and again are frozen out of its sight."""
+    args = ["-p", "--no-session", "--base-url", fake_server.openai_base_url, "hello"]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE_FRONTEND, *args],
+        env=ink_env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    in_frontend, after = done.stdout.splitlines()
+    enabled, frozen = in_frontend.split()
+    assert enabled == "True" and int(frozen) > 10_000  # the settings, the modules and their classes
+    assert after == "True 0"
+
+
+def test_the_collector_runs_again_after_bad_input(tmp_path: Path) -> None:
+    code = "import gc, ink.cli; status = ink.cli.main(['--no-such-flag']); print(gc.isenabled(), status)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=ink_env(tmp_path), capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "True 2\n"
