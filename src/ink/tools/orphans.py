@@ -26,6 +26,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ink.lazy import lazy_module
+from ink.tools import proctree
 
 if TYPE_CHECKING:
     import psutil
@@ -62,6 +63,11 @@ def ensure() -> bool:
     return _state.active
 
 
+def active() -> bool:
+    """Whether ink is the subreaper now: every descendant of its commands stays below it."""
+    return _state.active
+
+
 def own_child(pid: int) -> None:
     """``pid`` is a child ink started itself in a session of its own (a command's leader, the local
     model server): someone else waits for it, and it is never taken for an orphan."""
@@ -80,7 +86,7 @@ def orphans() -> list[psutil.Process]:
     own_session = os.getsid(0)
     found = []
     try:
-        children = psutil.Process().children()
+        children = _children()
     except psutil.Error:
         return []
     for child in children:
@@ -91,6 +97,18 @@ def orphans() -> list[psutil.Process]:
                 found.append(child)
         except OSError:
             pass
+    return found
+
+
+def _children() -> list[psutil.Process]:
+    if not proctree.available():
+        return psutil.Process().children()
+    found = []
+    for pid in proctree.children(os.getpid()):  # ink's own lists: no read of every process of the system
+        try:
+            found.append(psutil.Process(pid))
+        except psutil.Error:
+            pass  # reaped since it was listed
     return found
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ink.lazy import lazy_module
-from ink.tools import orphans
+from ink.tools import orphans, proctree
 
 if TYPE_CHECKING:
     import psutil
@@ -38,6 +38,7 @@ MAX_KILL_DELAY = 2.0
 KILL_CONFIRM_SECONDS = 1.0
 """How long to wait for SIGKILL to take effect before reporting survivors."""
 _POLL = 0.002  # while waiting for signalled processes to go: idle follows within a poll
+_FIRST_POLL = 0.00025
 _EXEC_RETRIES = 3
 _EXEC_RETRY_SECONDS = 0.002
 _PRUNE_ABOVE = 64
@@ -106,7 +107,12 @@ class ProcessRegistry:
         """Record the leader's current descendants, so orphans that cleared the token are still found."""
         try:
             leader = _verified(entry.pid, entry.create_time)
-            children = leader.children(recursive=True) if leader else []
+            if leader is None:
+                children = []
+            elif proctree.available():  # born after the leader and below it now: not a recycled pid
+                children = _processes(proctree.descendants(leader.pid))
+            else:
+                children = leader.children(recursive=True)
         except psutil.Error:
             return
         for child in children:
@@ -256,7 +262,7 @@ def _tokened(everyone: list[psutil.Process], tokens: set[str]) -> list[psutil.Pr
         token = _token_of(proc)
         if token in tokens:
             found.append(proc)
-        elif token == "":
+        elif token == "" and not _is_zombie(proc):  # a zombie has no environment, and nothing to end
             unsure.append(proc)
     for _ in range(_EXEC_RETRIES):
         if not unsure:
@@ -276,13 +282,34 @@ def _find_tree(entries: list[ProcessEntry], with_orphans: bool = False) -> list[
         return []
     tokens = {e.token for e in entries}
     found = {proc.pid: proc for proc in seeds}
-    own = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
-    everyone = [p for p in psutil.process_iter() if p.pid not in own]
-    found.update((p.pid, p) for p in _tokened(everyone, tokens))
+    own, everyone = _candidates()
+    # the seeds are ours already: no token to read (one being ended may show an empty environment)
+    found.update((p.pid, p) for p in _tokened([p for p in everyone if p.pid not in found], tokens))
     groups = {pgid for pgid in map(_pgid, found.values()) if pgid is not None} - {os.getpgrp()}
     found.update((p.pid, p) for p in everyone if _pgid(p) in groups)
     found.update(_descendants(list(found.values()), everyone, own))
     return list(found.values())
+
+
+def _candidates() -> tuple[set[int], list[psutil.Process]]:
+    """ink and its ancestors (never ours to end), and every other process that may be ours. Where ink is
+    the subreaper and the kernel lists children, that is ink's own descendants: whatever a command
+    starts stays below ink (re-parented to it at worst, ``ink.tools.orphans``), so the search reads a
+    few processes instead of every process of the system. Elsewhere it is every process."""
+    if orphans.active() and proctree.available():
+        return {os.getpid()}, _processes(proctree.descendants(os.getpid()))
+    own = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
+    return own, [p for p in psutil.process_iter() if p.pid not in own]
+
+
+def _processes(pids: Iterable[int]) -> list[psutil.Process]:
+    found = []
+    for pid in pids:
+        try:
+            found.append(psutil.Process(pid))
+        except psutil.Error:
+            pass  # ended since it was listed
+    return found
 
 
 def _descendants(
@@ -339,6 +366,13 @@ def _pgid(proc: psutil.Process) -> int | None:
         return None
 
 
+def _is_zombie(proc: psutil.Process) -> bool:
+    try:
+        return bool(proc.status() == psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return True  # gone altogether
+
+
 def _is_alive(proc: psutil.Process) -> bool:
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
@@ -367,11 +401,15 @@ def _signal_all(procs: list[psutil.Process], sig: signal.Signals) -> None:
 
 
 async def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Poll until every process has exited (zombies count as gone) or ``timeout``; return the living."""
+    """Poll until every process has exited (zombies count as gone) or ``timeout``; return the living.
+    The first polls come quickly (a signalled process usually goes within a fraction of a millisecond),
+    then every ``_POLL``."""
     deadline = time.monotonic() + timeout
     remaining = _living(procs)
+    pause = _FIRST_POLL
     while remaining and time.monotonic() < deadline:
-        await asyncio.sleep(_POLL)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, _POLL)
         remaining = _living(remaining)
     return remaining
 
