@@ -50,6 +50,12 @@ def test_an_id_once_seen_makes_every_blank_line_an_event_as_before() -> None:
     assert parse(b"retry: soon\n\nretry: 10\n\n") == [ServerSentEvent("message", "")]
 
 
+def test_fields_gathered_in_earlier_chunks_belong_to_the_next_event() -> None:
+    assert parse(b"event: delta\n", b"data: x\n\n") == [ServerSentEvent("delta", "x")]
+    assert parse(b"data: a\n", b"data: b\n\n") == [ServerSentEvent("message", "a\nb")]
+    assert parse(b"retry: 5\n", b"data: x\n\n", b"\n") == [ServerSentEvent("message", "x")]
+
+
 def test_undecodable_bytes_become_replacement_characters() -> None:
     assert parse(b"data: \xff\xfe ok\n\n") == [ServerSentEvent("message", "\ufffd\ufffd ok")]
 

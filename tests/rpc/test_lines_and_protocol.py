@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ink.frontends.rpc.protocol import Command, Rejection, overlong_rejection, parse_line
 from ink.frontends.stdio import LineSplitter, Overlong, encode_line
+from ink.frontends.stdio.writer import text_line
+from ink.run.events import TextDeltaEvent, event_to_json
 
 
 def split(chunks: list[bytes], limit: int = 10) -> list[bytes | Overlong]:
@@ -80,6 +82,14 @@ def test_lines_with_lone_surrogates_round_trip_as_json() -> None:
     data = encode_line({"type": "text_delta", "text": text})
     assert data.decode("utf-8").endswith("\n")  # valid UTF-8
     assert json.loads(data)["text"] == text
+
+
+@given(st.text())
+@example('a\ud800"\n\x00\u00e9\\')
+def test_a_streamed_chunk_s_line_is_the_event_s_json_byte_for_byte(text: str) -> None:
+    """The RPC writes a text delta without building its object (one line per streamed chunk, R1): the
+    same bytes as the event's JSON form, lone surrogates, quotes and control characters included."""
+    assert text_line(text, "text_delta") == encode_line(event_to_json(TextDeltaEvent(text)))
 
 
 def test_a_non_finite_number_is_written_as_null() -> None:

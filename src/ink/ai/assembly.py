@@ -7,6 +7,7 @@ added whole, when their arguments are complete (see ``tool_call``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ink.ai.depth import MAX_JSON_DEPTH, too_deep
@@ -152,10 +153,27 @@ def _unusable(call_id: str, name: str, problem: str, raw: str) -> ToolCall:
     return ToolCall(call_id, name, {}, f"{problem}; they began {start!r} ({len(raw)} characters)")
 
 
+_scan_object: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]  # C scanner
+
+
+def _loads(data: str) -> Any:
+    """``json.loads(data)``; an object with nothing around it (every chunk of a reply) goes straight to
+    the scanner, without the wrapper's type checks and two whitespace searches."""
+    if data[:1] == "{":
+        try:
+            value, end = _scan_object(data, 0)
+        except (ValueError, StopIteration, RecursionError):
+            pass  # json.loads raises the error with its usual message
+        else:
+            if end == len(data):
+                return value
+    return json.loads(data)
+
+
 def load_chunk(data: str, provider: str) -> dict[str, Any]:
     """One SSE ``data`` payload as a JSON object. Raises ``BadResponse`` naming what was wrong."""
     try:
-        value = json.loads(data)
+        value = _loads(data)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         raise BadResponse(
             f"malformed chunk (invalid JSON: {exc}): {data[:200]!r}", provider=provider

@@ -230,6 +230,7 @@ class _Deadline:
         self.first = True
         self.at: float | None = None  # none yet: the request is still being sent
         self._loop = asyncio.get_running_loop()
+        self._now = self._loop.time  # read once per event
         self._timer: asyncio.TimerHandle | None = None  # fires at ``_timer_at``, at or before ``at``
         self._timer_at = 0.0
         self._waiting: asyncio.Task[Any] | None = None  # the task in ``bound``, while it awaits
@@ -249,7 +250,7 @@ class _Deadline:
         self._set(self.timeouts.idle)
 
     def _set(self, seconds: float) -> None:
-        self.at = self._loop.time() + seconds
+        self.at = self._now() + seconds
         if self._timer is not None and self._timer_at > self.at:  # ``idle`` may be the shorter one
             self.stop()
         if self._waiting is not None and self._timer is None:  # set while awaiting (the trace)
@@ -274,7 +275,7 @@ class _Deadline:
         self._waiting.cancel()
 
     async def bound(self, awaitable: Awaitable[T]) -> T:
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)
         assert task is not None
         cancelling = task.cancelling()
         self._waiting = task

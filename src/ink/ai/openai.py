@@ -10,7 +10,7 @@ omit it, when it ends after a ``finish_reason``); anything else ending it is a `
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,10 +90,11 @@ class OpenAIProvider(SseProvider):
         )
         async with aclosing(events):  # closes the response at once on error and on cancel
             async for data in events:
-                if data.strip() == "[DONE]":
+                text = data.strip()
+                if text == "[DONE]":
                     reader.done = True
                     break
-                elif data.strip():
+                elif text:
                     for event in reader.feed(load_chunk(data, self.name)):
                         yield event
             for event in reader.finish():
@@ -154,7 +155,34 @@ class _ChunkReader:
         self.done = False
         self.usage_seen = False
 
-    def feed(self, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
+    def feed(self, chunk: dict[str, Any]) -> Iterable[StreamEvent]:
+        text = self._only_text(chunk)
+        if text is not None:  # most chunks of a reply: read without the generators below
+            self.builder.add_text(text)
+            return (TextDelta(text),)
+        return self._feed(chunk)
+
+    def _only_text(self, chunk: dict[str, Any]) -> str | None:
+        """The text of a chunk that holds nothing else (no error, usage, finish, reasoning or call, and no
+        call in progress that text would complete): what ``_feed`` would make of it, read directly."""
+        choices = chunk.get("choices")
+        if self.current is not None or type(choices) is not list or not choices:
+            return None
+        choice, delta = choices[0], None
+        if type(choice) is dict and choice.get("finish_reason") is None:
+            delta = choice.get("delta")
+        if type(delta) is not dict or delta.get("tool_calls") is not None:
+            return None
+        content = delta.get("content")
+        if type(content) is not str or not content:
+            return None
+        if delta.get("reasoning_content") or delta.get("reasoning"):
+            return None
+        if chunk.get("error") is not None or chunk.get("usage") is not None:
+            return None
+        return content
+
+    def _feed(self, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
         if chunk.get("error") is not None:
             message, kind, code = error_details(chunk)
             raise error_for_status(None, message or str(chunk["error"]), self.provider, kind=kind, code=code)

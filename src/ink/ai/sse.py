@@ -34,6 +34,14 @@ class SseParser:
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         if self._tail:
             chunk = self._tail + chunk
+        elif (  # the usual chunk: one whole ``data: ...`` event, and nothing gathered before it
+            chunk[:6] == b"data: "
+            and chunk.find(b"\n") == len(chunk) - 2
+            and chunk[-1:] == b"\n"
+            and b"\r" not in chunk
+            and not (self._data or self._event or self._retry)
+        ):
+            return [ServerSentEvent("message", chunk[6:-2].decode("utf-8", "replace"))]
         if b"\r" in chunk:
             held = chunk.endswith(b"\r")  # its LF may come in the next chunk: one line end, not two
             if held:

@@ -31,7 +31,8 @@ from ink.frontends.rpc.protocol import (
     response,
 )
 from ink.frontends.stdio import Overlong, StdioServer
-from ink.run.events import RunEvent, event_to_json
+from ink.frontends.stdio.writer import text_line
+from ink.run.events import RunEvent, TextDeltaEvent, event_to_json
 
 if TYPE_CHECKING:
     from ink.wiring import App
@@ -74,6 +75,8 @@ class RpcServer(StdioServer):
     def on_event(self, event: RunEvent) -> None:
         if self._held is not None:
             self._held.append(event)
+        elif type(event) is TextDeltaEvent and event.source is None:  # a line per streamed chunk
+            self.writer.write_line(text_line(event.text, "text_delta"))
         else:
             self.writer.write(event_to_json(event))
 

@@ -59,6 +59,9 @@ def _compact_encoder() -> Callable[[object], str]:
 
 
 _encode = _compact_encoder()
+_encode_string: Callable[[str], str] = getattr(json.encoder, "c_encode_basestring", None) or (
+    json.encoder.py_encode_basestring
+)
 
 
 def encode_line(obj: Mapping[str, Any], errors: str = "backslashreplace") -> bytes:
@@ -71,6 +74,14 @@ def encode_line(obj: Mapping[str, Any], errors: str = "backslashreplace") -> byt
     except ValueError:
         text = _encode(_finite(obj))
     return (text + "\n").encode("utf-8", errors)
+
+
+def text_line(text: str, kind: str) -> bytes:
+    """``encode_line({"text": text, "type": kind})``, byte for byte, without building the object: the
+    line of each streamed chunk (``kind`` is a plain name, written as it is)."""
+    return ('{"text":' + _encode_string(text) + ',"type":"' + kind + '"}\n').encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 def _finite(value: Any) -> Any:
@@ -105,7 +116,12 @@ class LineWriter:
         are dropped. Raises ``TypeError`` (nothing queued) for an object ``encode`` cannot write."""
         if self.closed:
             return
-        line = self._encode(obj)
+        self.write_line(self._encode(obj))
+
+    def write_line(self, line: bytes) -> None:
+        """Queue one line already encoded (ending in a newline), as ``write`` does."""
+        if self.closed:
+            return
         if not self._batch:
             self._loop.call_soon(self._hand_over)
         self._batch.append(line)
