@@ -41,7 +41,7 @@ from ink.ai.http import NO_RETRY
 from ink.ai.openai import OpenAIProvider
 from ink.run.controller import RunController
 from ink.run.events import RunEvent
-from ink.tools import BashTool, ProcessRegistry, Workspace
+from ink.tools import BashTool, ProcessRegistry, Workspace, orphans
 from ink.wiring import RegistryReaper
 
 RESULTS = Path(__file__).resolve().parent / "results" / "run-control.md"
@@ -158,6 +158,7 @@ async def measure(runs: int) -> dict[str, list[float]]:
         for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
         if not k.startswith("SIGINT") and not k.endswith("(RPC)")
     }
+    orphans.enable()  # the subreaper, as the ink executable is (ink.cli): ink's own abort path is measured
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             closed, idle = await abort_while_streaming(server)

@@ -49,7 +49,9 @@ def escaped_pid(project: Path, variant: str) -> int:
 def test_an_escaped_process_ends_when_ink_exits(
     fake_server: FakeModelServer, project: Path, tmp_path: Path, variant: str
 ) -> None:
-    fake_server.script(call("bash", {"command": f"{escape(variant)}; echo started"}), say("done"))
+    # the command waits until the escapee runs: ink may not end it while it is still starting up
+    started = f"until [ -s {variant}.pid ]; do sleep 0.01; done; echo started"
+    fake_server.script(call("bash", {"command": f"{escape(variant)}; {started}"}), say("done"))
     done = run_ink(ink_args(fake_server, "start it"), ink_env(tmp_path), project)
     pid = escaped_pid(project, variant)
     try:
