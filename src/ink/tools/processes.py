@@ -8,6 +8,8 @@ something: the process group (misses ``setsid`` escapees), the leader's descenda
 were re-parented), and the environment token (misses processes that cleared their environment). What
 all three miss (a detached, environment-less orphan) is re-parented to ink itself, the subreaper
 (``ink.tools.orphans``): claimed by the entry it escaped from, or ended with everything on abort and exit.
+With ink the subreaper, all three ways look only among ink's own descendants (``ink.tools.proctree``):
+nothing a command starts can be anywhere else. Without it, they look at every process of the system.
 
 Signals go only to processes proven ours (token, recorded pid with its start time, or a live group
 leader with its start time), so a recycled pid or group id is never hit.
