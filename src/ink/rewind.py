@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import Notice
 from ink.agent.tool import ToolKind, find_tool, kind_of
 from ink.ai.messages import UserMessage
 from ink.checkpoints import ShadowError, shadow_repo_for
@@ -152,18 +153,21 @@ class SessionCheckpoints:
 
     def open(self, session_id: str | None) -> None:
         """Checkpoints for ``session_id`` (its earlier ones are read back); no session (``--no-session``):
-        kept under a one-off id, for this process only."""
+        kept in memory under a one-off id, for this process only (its index file goes at ``aclose``)."""
         key = session_id or f"unsaved-{uuid.uuid4().hex}"
+        record = CheckpointLog.open(self.ink_home, key) if session_id else CheckpointLog(None)
         previous = self.current
-        self.current = Checkpoints(
-            shadow_repo_for(self.ink_home, self.workspace, key), CheckpointLog.open(self.ink_home, key)
-        )
+        repo = shadow_repo_for(self.ink_home, self.workspace, key, saved=session_id is not None)
+        self.current = Checkpoints(repo, record, self._notify)
         self.controller.ledger.skip_past(c.input_id for c in self.current.all())  # ids stay unique
         self.current.warm()
         if previous is not None:
             closing = asyncio.ensure_future(previous.aclose())
             self._closing.add(closing)
             closing.add_done_callback(self._closing.discard)
+
+    def _notify(self, text: str) -> None:
+        self.controller.emit(Notice(text, "warning"))
 
     def on_event(self, event: object) -> None:
         if self.current is not None:

@@ -64,6 +64,7 @@ def test_twenty_tasks_with_four_jobs_give_verdicts_diffs_and_sessions(
     assert {p: p.read_text() for p in before} == before  # the originals were never touched
     assert not (gitrepo / "new.txt").exists() and (plain / "old.txt").exists()
     assert "20 tasks: 4 fail, 16 pass" in done.stdout
+    assert not (tmp_path / "inkhome" / "checkpoints").exists()  # no task is ever rewound: none taken
 
 
 def test_a_failing_workspace_setup_is_an_error_result_and_the_rest_runs(

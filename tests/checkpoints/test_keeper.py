@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ink.agent.events import InputTaken, TakenInput
+from ink.agent.events import InputTaken, Notice, TakenInput
 from ink.checkpoints import shadow, shadow_repo_for
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.checkpoints.shadow import TooManyFiles
+from ink.rewind import SessionCheckpoints
 from ink.tools import ProcessRegistry, default_tools
 from tests.fakeserver import FakeModelServer, call, say
 from tests.run.harness import Harness
@@ -71,21 +72,76 @@ async def test_each_input_gets_a_checkpoint_and_a_rewind_restores_the_tree(
         await harness.aclose()
 
 
-async def test_a_workspace_with_too_many_files_turns_checkpoints_off_for_the_session(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """ink started in a huge directory (a home folder): one refusal, then no more walks of the tree."""
+def crowded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace of 8 files, with the limit of files new to the store lowered to 5."""
     monkeypatch.setattr(shadow, "MAX_NEW_FILES", 5)
     work = tmp_path / "work"
     work.mkdir()
     for n in range(8):
         (work / f"f{n}.txt").write_text(f"{n}\n")
+    return work
+
+
+async def test_a_workspace_with_too_many_files_turns_checkpoints_off_for_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ink started in a huge directory (a home folder): one refusal, then no more walks of the tree."""
+    work = crowded(tmp_path, monkeypatch)
     checkpoints = keeper(tmp_path, work)
+    told: list[str] = []
+    checkpoints.notify = told.append
     with pytest.raises(TooManyFiles, match=r"8 files .* new to the checkpoint store"):
         await checkpoints.repo.snapshot("direct")
     checkpoints.warm()
     checkpoints.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
+    checkpoints.on_event(InputTaken("steer", (TakenInput("in-2", "again"),)))
     await checkpoints.settled()
     assert checkpoints.off and checkpoints.all() == []
+    assert len(told) == 1 and "checkpoints are off for this session" in told[0]  # told once
     assert not list((tmp_path / "inkhome" / "checkpoints" / "repos").glob("*.git/refs/ink/*"))
     await checkpoints.aclose()
+
+
+async def test_the_user_is_told_through_a_notice_event_when_checkpoints_go_off(
+    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every frontend shows ``notice`` events: the switch-off reaches the user wherever ink runs."""
+    work = crowded(tmp_path, monkeypatch)
+    harness = Harness(fake_server)
+    notices: list[Notice] = []
+    harness.controller.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+    part = SessionCheckpoints(harness.controller, tmp_path / "inkhome", work)
+    part.open("s1")
+    try:
+        await part.settled()
+        assert [(n.level, "checkpoints are off" in n.text) for n in notices] == [("warning", True)]
+    finally:
+        await part.aclose()
+        await harness.aclose()
+
+
+async def test_a_session_that_is_not_saved_leaves_no_record_and_one_index_behind(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """``--no-session``: the checkpoints live in memory (a rewind works while ink runs), no record file
+    is written, and the session's index ends as the store's single ``index-unsaved``."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    home = tmp_path / "inkhome"
+    for _ in range(2):
+        harness = Harness(fake_server)
+        part = SessionCheckpoints(harness.controller, home, work)
+        part.open(None)
+        part.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
+        await part.settled()
+        (work / "a.txt").write_text("two\n")
+        assert part.current is not None
+        await part.current.restore("in-1")
+        assert (work / "a.txt").read_text() == "one\n"
+        await part.aclose()
+        await harness.aclose()
+    assert not (home / "checkpoints" / "sessions").exists()
+    (store,) = (home / "checkpoints" / "repos").glob("*.git")
+    assert sorted(p.name for p in store.glob("index-*")) == ["index-unsaved"]
+    assert not list(store.glob("large-*"))

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from tests.checkpoints.test_shadow import manifest
-from tests.cli.inkproc import ink_env
+from tests.cli.inkproc import INK, ink_env
 from tests.fakeserver import FakeModelServer, call, say
 from tests.jsonl_client import provider_args
 from tests.processes import kill_tree
@@ -222,3 +222,41 @@ def test_checkpoints_follow_the_session(fake_server: FakeModelServer, start_rpc:
     second = ink.ok("prompt", text="in the second")["inputId"]
     ink.wait_event("run_end", after=at)
     assert [c["inputId"] for c in ink.ok("list_checkpoints")["checkpoints"]] == [second]
+
+
+def test_a_print_mode_run_is_rewound_after_the_session_is_resumed(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """``ink -p`` takes checkpoints when its session is saved: nothing there rewinds, but the session can
+    be resumed and rewound. With ``--no-session``, or ``INK_CHECKPOINTS=off``, it keeps none."""
+    before = manifest(tree(project))
+    args, env = provider_args(fake_server, "openai", *YOLO), ink_env(tmp_path)
+    fake_server.script(call("bash", {"command": EDITS}), say("done"))
+    printed = subprocess.run(
+        [*INK, "-p", *args, "change things"], env=env, cwd=project, capture_output=True, timeout=60
+    )
+    assert (printed.returncode, printed.stderr) == (0, b"")
+    assert manifest(project) != before
+    with RpcClient.start([*args, "--continue"], env, project) as again:
+        (listed,) = again.ok("list_checkpoints")["checkpoints"]
+        assert listed["text"] == "change things" and listed["files"] == [
+            "doomed.txt",
+            "new/dir/made.txt",
+            "notes.txt",
+            "tool.sh",
+        ]  # the end snapshot was taken before print mode exited
+        again.ok("rewind", inputId=listed["inputId"], files=True, conversation=True)
+        assert again.wait_event("rewind_end")["ok"] is True
+        assert manifest(project) == before
+    records = Path(env["INK_HOME"]) / "checkpoints" / "sessions"
+    kept = sorted(records.iterdir())
+    fake_server.script(say("nothing kept"))
+    unsaved = subprocess.run(
+        [*INK, "-p", "--no-session", *args, "hello"], env=env, cwd=project, capture_output=True, timeout=60
+    )
+    assert unsaved.returncode == 0 and sorted(records.iterdir()) == kept
+    fake_server.script(say("switched off"))
+    off = subprocess.run(
+        [*INK, "-p", *args, "hello"], env={**env, "INK_CHECKPOINTS": "off"}, cwd=project, capture_output=True
+    )
+    assert off.returncode == 0 and sorted(records.iterdir()) == kept  # what ink batch sets for its tasks

@@ -25,6 +25,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
 from ink.batch.tasks import Task
 from ink.batch.workspace import Baseline, Git, WorkspaceError, prepare
+from ink.checkpoints import SWITCH_ENV
 from ink.tools.processes import TOKEN_ENV, ProcessRegistry
 from ink.tools.shell import run_process
 
@@ -171,7 +172,7 @@ async def _run_ink(
     task: Task, root: Path, workspace: Path, options: RunOptions, stop: AbortSignal, registry: ProcessRegistry
 ) -> _Run:
     token = registry.new_token()
-    env = {**os.environ, **options.env, TOKEN_ENV: token}
+    env = {**os.environ, **options.env, TOKEN_ENV: token, SWITCH_ENV: "off"}  # no task is ever rewound
     proc = await asyncio.create_subprocess_exec(
         *child_argv(task, root, options),
         cwd=workspace,

@@ -7,4 +7,8 @@ docs/design/checkpoints.md describes what is kept, the limits, and what a restor
 
 from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, shadow_repo_for
 
-__all__ = ["RestoreReport", "ShadowError", "ShadowRepo", "shadow_repo_for"]
+SWITCH_ENV = "INK_CHECKPOINTS"
+"""``off`` in the environment of ``ink -p``: no checkpoints even for a saved session. ``ink batch`` sets
+it for every task it runs (many workspaces, none of them ever rewound)."""
+
+__all__ = ["SWITCH_ENV", "RestoreReport", "ShadowError", "ShadowRepo", "shadow_repo_for"]

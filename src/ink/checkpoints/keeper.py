@@ -67,7 +67,7 @@ class Checkpoint:
 class CheckpointLog:
     """The append-only record of one session's checkpoints; a later line for an input updates it."""
 
-    path: Path
+    path: Path | None  # None: kept in memory only (a session that is not saved)
     records: dict[str, Checkpoint] = field(default_factory=dict)
     end: str | None = None  # the workspace when the last run ended; None when a later input has no end
 
@@ -79,6 +79,8 @@ class CheckpointLog:
 
     def _read(self) -> dict[str, Checkpoint]:
         records: dict[str, Checkpoint] = {}
+        if self.path is None:
+            return records
         try:
             lines = self.path.read_bytes().splitlines()
         except FileNotFoundError:
@@ -114,6 +116,8 @@ class CheckpointLog:
         self._append({"end": commit, "time": time.time()})
 
     def _append(self, record: dict[str, Any]) -> None:
+        if self.path is None:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         line = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -124,8 +128,13 @@ class CheckpointLog:
 
 
 class Checkpoints:
-    def __init__(self, repo: ShadowRepo, record: CheckpointLog) -> None:
-        self.repo, self.record = repo, record
+    """``notify`` tells the user something about the checkpoints (that they are off for a workspace too
+    big to keep), once; the app makes it a ``notice`` event, which every frontend shows."""
+
+    def __init__(
+        self, repo: ShadowRepo, record: CheckpointLog, notify: Callable[[str], None] | None = None
+    ) -> None:
+        self.repo, self.record, self.notify = repo, record, notify
         self._run_id: str | None = None
         self._run_start: str | None = None  # the first checkpoint of the current run
         self._closed: set[str] = set()  # runs whose end snapshot was taken early (for an abort's receipt)
@@ -258,6 +267,8 @@ class Checkpoints:
             _done, pending = await asyncio.wait({self._chain}, timeout=CLOSE_SECONDS)
             if pending:
                 log.warning("a workspace checkpoint did not finish in %s s; it is left out", CLOSE_SECONDS)
+                return
+        self.repo.retire()
 
     # -- mechanism ----------------------------------------------------------------------------------
 
@@ -276,6 +287,8 @@ class Checkpoints:
                 for input_id in [i for i, c in self.record.records.items() if not c.commit]:
                     del self.record.records[input_id]  # listed while pending: there will be none
                 log.warning("%s", exc)
+                if self.notify is not None:
+                    self.notify(f"{exc}: rewind cannot restore files")
             except (ShadowError, OSError) as exc:
                 log.warning("workspace checkpoint failed: %s", exc)
 

@@ -78,11 +78,12 @@ class RestoreReport:
     after: str = ""  # the commit of the workspace as the restore left it
 
 
-def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str) -> ShadowRepo:
+def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str, *, saved: bool = True) -> ShadowRepo:
+    """``saved``: the session is kept, and so is its index; otherwise ``retire`` drops it at the end."""
     workspace = workspace.resolve()
     digest = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:24]
     git_dir = ink_home / "checkpoints" / "repos" / f"{digest}.git"
-    return ShadowRepo(git_dir, workspace, session_id, excluded=ink_folders(ink_home, workspace))
+    return ShadowRepo(git_dir, workspace, session_id, excluded=ink_folders(ink_home, workspace), saved=saved)
 
 
 def ink_folders(ink_home: Path, workspace: Path) -> tuple[str, ...]:
@@ -98,9 +99,15 @@ def ink_folders(ink_home: Path, workspace: Path) -> tuple[str, ...]:
 
 class ShadowRepo:
     def __init__(
-        self, git_dir: Path, workspace: Path, session_id: str, excluded: tuple[str, ...] = ALWAYS_EXCLUDED
+        self,
+        git_dir: Path,
+        workspace: Path,
+        session_id: str,
+        excluded: tuple[str, ...] = ALWAYS_EXCLUDED,
+        *,
+        saved: bool = True,
     ) -> None:
-        self.git_dir, self.workspace, self.excluded = git_dir, workspace, excluded
+        self.git_dir, self.workspace, self.excluded, self.saved = git_dir, workspace, excluded, saved
         self.index = git_dir / f"index-{session_id}"
 
     async def snapshot(self, ref: str) -> Snapshot:
@@ -135,6 +142,16 @@ class ShadowRepo:
         await asyncio.to_thread(self._remove, created)
         done = await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
         return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped, done.commit)
+
+    def retire(self) -> None:
+        """The end of a session that is not saved (``--no-session``), its snapshots all done: its index
+        file becomes the store's one ``index-unsaved`` (a later session's seed, and no file left behind
+        per process), and its list of large files goes."""
+        if self.saved:
+            return
+        (self.git_dir / f"large-{self.index.name}").unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.index.replace(self.git_dir / "index-unsaved")
 
     # -- mechanism ----------------------------------------------------------------------------------
 

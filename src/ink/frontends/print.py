@@ -77,8 +77,10 @@ async def run_print(
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    # nobody answers permission questions; nothing here can rewind (and batch runs many: no checkpoints)
-    async with open_app(settings, session=session, can_ask=False, checkpoints=False) as app:
+    # nobody answers permission questions. Checkpoints when the session is saved: nothing here rewinds,
+    # but the session can be resumed in the TUI (or over RPC) and rewound there (docs/rewind.md)
+    checkpoints = not settings.no_session and _checkpoints_wanted()
+    async with open_app(settings, session=session, can_ask=False, checkpoints=checkpoints) as app:
         printer = _Printer(
             out, err, json_lines=output_format == "stream-json", on_pipe_closed=app.controller.abort
         )
@@ -95,6 +97,14 @@ async def run_print(
             loop.remove_signal_handler(signal.SIGTERM)
             unsubscribe()
     return printer.finish()
+
+
+def _checkpoints_wanted() -> bool:
+    import os
+
+    from ink.checkpoints import SWITCH_ENV
+
+    return os.environ.get(SWITCH_ENV, "").strip().lower() != "off"
 
 
 class _Printer:
