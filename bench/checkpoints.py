@@ -10,7 +10,8 @@ checkpoints installed as the app installs them (gate, events, end snapshot), aga
 server (which answers at once: the worst case, no model time for the snapshot to hide behind), submit
 to ``run_end`` of a run whose one tool call is ``true`` in bash, beside the same run without
 checkpoints. Last, what the user feels in a fresh workspace: the first prompt sent as the session opens,
-to its first tool starting (``first_tool_delay``). Results go to bench/results/checkpoints.md and stdout.
+to its first tool starting (``first_tool_delay``), and ``ink -p`` start to exit with and without them
+(``print_mode``). Results go to bench/results/checkpoints.md and stdout.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import argparse
 import asyncio
 import os
 import platform
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -100,7 +103,38 @@ async def measure(files: int) -> list[tuple[str, str]]:
         fresh = Path(tmp) / "fresh"
         make_workspace(fresh, files)
         rows += await first_tool_delay(fresh, Path(tmp) / "firsthome", files)
+        again = Path(tmp) / "print"
+        make_workspace(again, files)
+        rows += await asyncio.to_thread(print_mode, again, Path(tmp), files)
     return rows
+
+
+def print_mode(work: Path, tmp: Path, files: int) -> list[tuple[str, str]]:
+    """``ink -p`` (a saved session: it takes checkpoints) in a fresh workspace, start to exit, one bash
+    call: with checkpoints off (``INK_CHECKPOINTS=off``), then on, then on again (the store exists)."""
+    with FakeModelServer() as server:
+        timings = []
+        for switch in ["off", "on", "on"]:
+            server.script(call("bash", {"command": "true"}), say("done"))
+            env = {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(tmp / "home"),
+                "INK_HOME": str(tmp / "print-home"),
+                "INK_CHECKPOINTS": switch,
+            }
+            argv = [sys.executable, "-m", "ink", "-p", "--permission-mode", "yolo", "go"]
+            argv += ["--provider", "openai", "--base-url", server.openai_base_url, "--api-key", "k"]
+            started = time.perf_counter()
+            subprocess.run(argv, env=env, cwd=work, check=True, capture_output=True, timeout=600)
+            timings.append(time.perf_counter() - started)
+    off, first, later = timings
+    return [
+        (
+            f"ink -p, one bash call, fresh {files:,}-file workspace: start to exit",
+            f"{off * 1000:.0f} ms without checkpoints, {first * 1000:.0f} ms with (new store), "
+            f"{later * 1000:.0f} ms the next time",
+        )
+    ]
 
 
 async def first_tool_delay(work: Path, home: Path, files: int) -> list[tuple[str, str]]:

@@ -179,6 +179,7 @@ def test_ink_home_sessions_and_session_files_are_private(
     assert done.returncode == 0, done.stderr
     home = tmp_path / "new" / "inkhome"
     [session] = (home / "sessions").rglob("*.jsonl")
-    for folder in (tmp_path / "new", home, home / "sessions", session.parent):
+    checkpoints = (home / "checkpoints", home / "checkpoints" / "repos", home / "checkpoints" / "sessions")
+    for folder in (tmp_path / "new", home, home / "sessions", session.parent, *checkpoints):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
     assert stat.S_IMODE(session.stat().st_mode) == 0o600

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles
+from ink.store.paths import make_private_dirs
 
 log = logging.getLogger(__name__)
 CLOSE_SECONDS = 30.0
@@ -118,7 +119,7 @@ class CheckpointLog:
     def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.path.parent)
         line = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ink.store.paths import make_private_dirs
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
 BULK_FILES = 200  # this many new or changed files in one snapshot go into one pack, not a file each
@@ -176,7 +178,7 @@ class ShadowRepo:
 
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():
-            self.git_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
             await self._git("init", "--quiet", "--bare", work_tree=False)
         exclude = self.git_dir / "info" / "exclude"
         wanted = "".join(f"{p}\n" for p in self.excluded)
