@@ -290,3 +290,19 @@ async def test_many_new_files_go_into_one_pack_and_come_back_the_same(
     await shadow.restore(first.commit, "undo")
     assert manifest(work) == before
     assert not stale.exists()
+
+
+async def test_a_failed_bulk_add_is_tried_once_more_the_plain_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(git ends a bulk add whole when a file shrinks while it streams it; here a setting it refuses
+    stands in for that.) The snapshot is still taken, and holds every file."""
+    monkeypatch.setattr(shadow_module, "BULK_FILES", 3)
+    monkeypatch.setattr(shadow_module, "_BULK", ("-c", "core.bigFileThreshold=not-a-size"))
+    work = project(tmp_path / "work")
+    before = manifest(work)
+    shadow = repo(tmp_path, work)
+    first = await shadow.snapshot("c1")
+    bash(work, "echo changed > src/app.py; rm doomed.txt")
+    await shadow.restore(first.commit, "undo")
+    assert manifest(work) == before

@@ -116,8 +116,16 @@ class ShadowRepo:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
         await self._ready()
         skipped, pending = await self._exclude_large_files()
-        bulk = _BULK if pending >= BULK_FILES else ()
-        await self._git("add", "--all", "--ignore-errors", "--", ".", config=bulk)
+        try:
+            await self._git(
+                "add", "--all", "--ignore-errors", "--", ".", config=_BULK if pending >= BULK_FILES else ()
+            )
+        except ShadowError:
+            if pending < BULK_FILES:
+                raise
+            # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
+            # into the pack; a loose add would die too, of SIGBUS on its mmap): once more, the plain way
+            await self._git("add", "--all", "--ignore-errors", "--", ".")
         tree = (await self._git("write-tree")).strip()
         commit = (await self._git("commit-tree", tree, "-m", f"ink checkpoint {ref}")).strip()
         await self._git("update-ref", f"refs/ink/{ref}", commit)
