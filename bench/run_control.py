@@ -194,6 +194,16 @@ def table(results: dict[str, list[float]], runs: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+NOTES = "\n## Notes"
+
+
+def kept_notes() -> str:
+    """The hand-written notes below the table (where the time goes, what changed) survive a new run."""
+    old = RESULTS.read_text() if RESULTS.exists() else ""
+    at = old.find(NOTES)
+    return old[at:] if at >= 0 else ""
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench/run.py run-control")
     parser.add_argument("-n", "--runs", type=int, default=30)
@@ -203,6 +213,6 @@ def main(argv: list[str]) -> int:
     results |= rpc_abort.measure(args.runs)
     report = table(results, args.runs)
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(report)
+    RESULTS.write_text(report + kept_notes())
     print(report)
     return 0
