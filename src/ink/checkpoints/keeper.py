@@ -29,8 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles
-from ink.store.paths import make_private_dirs
+from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles, private_dirs
 
 log = logging.getLogger(__name__)
 CLOSE_SECONDS = 30.0
@@ -119,7 +118,7 @@ class CheckpointLog:
     def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
             return
-        make_private_dirs(self.path.parent)
+        private_dirs(self.path.parent)
         line = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

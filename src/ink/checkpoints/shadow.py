@@ -26,8 +26,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ink.store.paths import make_private_dirs
-
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
 BULK_FILES = 200  # this many new or changed files in one snapshot go into one pack, not a file each
@@ -186,7 +184,7 @@ class ShadowRepo:
 
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():
-            make_private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
+            private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
             await self._git("init", "--quiet", "--bare", work_tree=False)
         exclude = self.git_dir / "info" / "exclude"
         wanted = "".join(f"{p}\n" for p in self.excluded)
@@ -312,6 +310,18 @@ async def _ended(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGKILL)
         await proc.wait()
+
+
+def private_dirs(path: Path) -> None:
+    """``path`` and each missing parent with mode 0700, as the session store makes ``$INK_HOME`` (it holds
+    transcripts): ``mkdir(parents=True, mode=...)`` gives the mode to the last folder only, and the umask
+    filters it. Folders that exist are left as they are."""
+    if path.exists() or path.parent == path:
+        return
+    private_dirs(path.parent)
+    with contextlib.suppress(FileExistsError):  # made meanwhile by another ink process
+        path.mkdir(mode=0o700)
+        os.chmod(path, 0o700)
 
 
 def _z(paths: list[str]) -> bytes:
