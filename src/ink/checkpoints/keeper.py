@@ -195,16 +195,24 @@ class Checkpoints:
     async def close_run(self, run_id: str) -> list[str] | None:
         """The end snapshot of an aborted run now, before its ``run_end``, and the files the run changed
         since its first checkpoint, for its receipt. None when the run has no checkpoint or the snapshot
-        failed. (A run that ends otherwise gets its end snapshot just after its ``run_end``: the answer
-        is not held back for it.)"""
+        failed. The answer comes as soon as the workspace is staged (the abort's ``run_end`` waits for
+        it); recording the snapshot goes on after. (A run that ends otherwise gets its end snapshot just
+        after its ``run_end``: the answer is not held back for it.)"""
         self._closed.add(run_id)
         done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
 
         async def close() -> None:
             start = self._run_start if self._run_id == run_id else None
+
+            def listed(since: str, changed: list[str]) -> None:
+                if since == start:  # the run took no snapshot after its first: this is the answer
+                    done.set_result(changed)
+
             try:
-                end = await self._close()
-                done.set_result(await self.repo.changed(start, end) if start is not None else None)
+                skipped = await self.repo.stage(listed)
+                if start is not None and not done.done():
+                    done.set_result(await self.repo.staged_changes(start))
+                await self._close(skipped)
             finally:
                 if not done.done():
                     done.set_result(None)
@@ -319,8 +327,11 @@ class Checkpoints:
         if self._run_start is None and pending.run_id == self._run_id:
             self._run_start = commit
 
-    async def _close(self) -> str:
-        snapshot = await self.repo.snapshot(f"end/{time.monotonic_ns()}")
+    async def _close(self, staged: tuple[str, ...] | None = None) -> str:
+        """The end snapshot of a run; ``staged``: its first half is done (``ShadowRepo.stage``)."""
+        if staged is None:
+            staged = await self.repo.stage()
+        snapshot = await self.repo.commit_staged(f"end/{time.monotonic_ns()}", staged)
         await self._finish_last(snapshot.commit)
         self.record.put_end(snapshot.commit)
         self._end_commit = snapshot.commit

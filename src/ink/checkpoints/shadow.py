@@ -23,6 +23,7 @@ import re
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,11 +110,26 @@ class ShadowRepo:
     ) -> None:
         self.git_dir, self.workspace, self.excluded, self.saved = git_dir, workspace, excluded, saved
         self.index = git_dir / f"index-{session_id}"
+        self._index_commit: str | None = None  # the snapshot the index holds, while nothing staged since
 
     async def snapshot(self, ref: str) -> Snapshot:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
+        return await self.commit_staged(ref, await self.stage())
+
+    async def stage(self, listed: Callable[[str, list[str]], None] | None = None) -> tuple[str, ...]:
+        """The first half of a snapshot: this session's index made the workspace as it is now (what
+        ``staged_changes`` compares and ``commit_staged`` records). Returns the files left out as too
+        large. Raises ``ShadowError``.
+
+        ``listed(commit, paths)`` is told, before anything is staged, the paths that differ from
+        ``commit`` (created, modified, deleted; too large ones left out) when the index still holds the
+        last snapshot this object recorded: the listing every snapshot makes anyway says it, with no git
+        command more."""
         await self._ready()
-        skipped, pending = await self._exclude_large_files()
+        since, self._index_commit = self._index_commit, None  # from here on the index moves
+        skipped, pending, changed = await self._exclude_large_files()
+        if listed is not None and since is not None:
+            listed(since, changed)
         try:
             await self._git(
                 "add", "--all", "--ignore-errors", "--", ".", config=_BULK if pending >= BULK_FILES else ()
@@ -124,9 +140,19 @@ class ShadowRepo:
             # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
             # into the pack; a loose add would die too, of SIGBUS on its mmap): once more, the plain way
             await self._git("add", "--all", "--ignore-errors", "--", ".")
+        return skipped
+
+    async def staged_changes(self, old: str) -> list[str]:
+        """``changed(old, <the staged workspace>)`` before it is committed: one git command, not four."""
+        out = await self._git("diff-index", "--cached", "--name-only", "--no-renames", "-z", old)
+        return sorted(p for p in out.split("\0") if p)
+
+    async def commit_staged(self, ref: str, skipped: tuple[str, ...]) -> Snapshot:
+        """The second half of a snapshot: what ``stage`` put in the index, recorded under ``ref``."""
         tree = (await self._git("write-tree")).strip()
         commit = (await self._git("commit-tree", tree, "-m", f"ink checkpoint {ref}")).strip()
         await self._git("update-ref", f"refs/ink/{ref}", commit)
+        self._index_commit = commit
         return Snapshot(commit, skipped)
 
     async def changed(self, old: str, new: str) -> list[str]:
@@ -222,14 +248,19 @@ class ShadowRepo:
         except OSError:
             scratch.unlink(missing_ok=True)  # a slower first snapshot, nothing worse
 
-    async def _exclude_large_files(self) -> tuple[tuple[str, ...], int]:
+    async def _exclude_large_files(self) -> tuple[tuple[str, ...], int, list[str]]:
         """Leave out files over the size limit: named in this session's exclude file for the snapshot,
-        and dropped from its index if an earlier snapshot had them while they were small. Returns them and
-        how many files the snapshot has to read (new to the index, or changed since)."""
+        and dropped from its index if an earlier snapshot had them while they were small. Returns them,
+        how many files the snapshot has to read (new to the index, or changed since), and every path that
+        differs from the index (those, and the deleted ones), the new large ones left out (a file that
+        grew too large leaves the snapshot: it differs)."""
         large = self.git_dir / f"large-{self.index.name}"
         large.unlink(missing_ok=True)  # listed afresh: a file may have shrunk
-        listing = await self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        paths = [p for p in listing.split("\0") if p]
+        listing = await self._git(
+            "ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"
+        )
+        tagged = [(entry[:1], entry[2:]) for entry in listing.split("\0") if entry]
+        paths = list(dict.fromkeys(path for tag, path in tagged if tag in ("?", "C")))  # "R": deleted
         if len(paths) > MAX_NEW_FILES:
             raise TooManyFiles(
                 f"{len(paths):,} files in {self.workspace} are new to the checkpoint store (the limit is "
@@ -248,7 +279,9 @@ class ShadowRepo:
                 "--pathspec-file-nul",
                 stdin=_z(big),
             )
-        return tuple(big), len(paths) - len(big)
+        new_and_large = {path for tag, path in tagged if tag == "?"} & set(big)  # never in a snapshot
+        changed = sorted({path for _tag, path in tagged} - new_and_large)
+        return tuple(big), len(paths) - len(big), changed
 
     def _large(self, paths: list[str]) -> list[str]:
         big = []
