@@ -223,8 +223,27 @@ def report(rows: list[Row], n: int, protocol: str) -> str:
         "x loop: the median over runs of ink's wall time (CPU time) divided by that of the stdlib loop's run "
         "right after it (bench/baseline_loop.py, the same turn against the same server); on a loaded machine "
         "the CPU ratio is the steadier one.",
+        *verdicts(rows),
     ]
     return "\n".join(lines) + "\n"
+
+
+def verdicts(rows: list[Row]) -> list[str]:
+    """One line per side-by-side target, saying plainly whether this run met it, beside what asyncio +
+    httpx alone (the stack floor, one request) cost next to the same loop runs."""
+    floor = [s.cpu for r in rows if r.name.startswith("asyncio + httpx") for s in r.samples]
+    out = []
+    for row in rows:
+        if row.loop is None or "x loop" not in row.target:
+            continue
+        cpu = statistics.median(a.cpu / b.cpu for a, b in zip(row.samples, row.loop, strict=True))
+        met = "met" if cpu <= TARGETS["x_loop"] else "**not met**"
+        line = f"{row.name}: {cpu:.2f}x the loop's CPU, target <= {TARGETS['x_loop']:g}x: {met}"
+        if floor:
+            loop_cpu = statistics.median(s.cpu for s in row.loop)
+            line += f"; the stack floor alone is {statistics.median(floor) / loop_cpu:.2f}x"
+        out += ["", line + "."]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
