@@ -29,6 +29,7 @@ from pathlib import Path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
+FEW_PATHS = 64  # sizes of this many changed files are read in the event loop (an abort's receipt waits)
 BULK_FILES = 200  # this many new or changed files in one snapshot go into one pack, not a file each
 GIT_TIMEOUT = 300.0
 _ENV = {
@@ -111,6 +112,7 @@ class ShadowRepo:
         self.git_dir, self.workspace, self.excluded, self.saved = git_dir, workspace, excluded, saved
         self.index = git_dir / f"index-{session_id}"
         self._index_commit: str | None = None  # the snapshot the index holds, while nothing staged since
+        self._swept = False
 
     async def snapshot(self, ref: str) -> Snapshot:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
@@ -130,6 +132,9 @@ class ShadowRepo:
         skipped, pending, changed = await self._exclude_large_files()
         if listed is not None and since is not None:
             listed(since, changed)
+        if pending >= BULK_FILES or not self._swept:  # a few files (an abort's receipt) skip the sweep
+            await asyncio.to_thread(self._drop_stale_packs)
+            self._swept = True
         try:
             await self._git(
                 "add", "--all", "--ignore-errors", "--", ".", config=_BULK if pending >= BULK_FILES else ()
@@ -219,7 +224,6 @@ class ShadowRepo:
             exclude.write_text(wanted)
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
-        await asyncio.to_thread(self._drop_stale_packs)
         if not self.index.exists():
             await asyncio.to_thread(self._seed_index)
 
@@ -266,7 +270,8 @@ class ShadowRepo:
                 f"{len(paths):,} files in {self.workspace} are new to the checkpoint store (the limit is "
                 f"{MAX_NEW_FILES:,}): checkpoints are off for this session"
             )
-        big = await asyncio.to_thread(self._large, paths)
+        few = len(paths) <= FEW_PATHS  # a handful of lstat calls cost less than a hop to a thread
+        big = self._large(paths) if few else await asyncio.to_thread(self._large, paths)
         large.write_text("".join(f"/{_glob_escape(p)}\n" for p in big if "\n" not in p))
         if big:
             await self._git(
