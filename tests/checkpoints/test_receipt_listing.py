@@ -59,7 +59,11 @@ async def both_ways(
     for change in during:
         apply(root, change)
     told: list[tuple[str, list[str]]] = []
-    await repo.stage(lambda since, paths: told.append((since, paths)))
+
+    async def listed(since: str, paths: list[str]) -> None:
+        told.append((since, paths))
+
+    await repo.stage(listed)
     [(since, listed)] = told
     assert since == start
     return listed, await repo.staged_changes(start)
@@ -84,5 +88,9 @@ def test_nothing_is_told_when_the_index_holds_no_snapshot_of_this_repo(tmp_path:
     """A fresh store object (a seeded index, a new process): the listing is relative to nothing known."""
     (tmp_path / "a.txt").write_text("a\n")
     told: list[object] = []
-    asyncio.run(ShadowRepo(tmp_path / "store", tmp_path, "s").stage(lambda *args: told.append(args)))
+
+    async def listed(*args: object) -> None:
+        told.append(args)
+
+    asyncio.run(ShadowRepo(tmp_path / "store", tmp_path, "s").stage(listed))
     assert told == []

@@ -19,6 +19,7 @@ rewind can be undone by rewinding the files to that one. The snapshot at a run's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -33,6 +34,7 @@ from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooMa
 
 log = logging.getLogger(__name__)
 CLOSE_SECONDS = 30.0
+RUN_END_SECONDS = 5.0  # an aborted run's end snapshot waits this long for its run_end to go out first
 
 
 CheckpointKind = Literal["input", "rewind"]
@@ -137,7 +139,7 @@ class Checkpoints:
         self.repo, self.record, self.notify = repo, record, notify
         self._run_id: str | None = None
         self._run_start: str | None = None  # the first checkpoint of the current run
-        self._closed: set[str] = set()  # runs whose end snapshot was taken early (for an abort's receipt)
+        self._closed: dict[str, asyncio.Event] = {}  # run -> its run_end seen; its end snapshot began early
         self._last: Checkpoint | None = None  # the newest checkpoint, whose files are not known yet
         self._end_commit: str | None = record.end  # the workspace at the end of the last run
         self._chain: asyncio.Task[None] | None = None
@@ -175,8 +177,12 @@ class Checkpoints:
                 else:
                     self._then(functools.partial(self._take, pending))
                 self._warm_fresh = False
-        elif kind == "run_end" and getattr(event, "run_id", None) not in self._closed:
-            self._then(self._close)
+        elif kind == "run_end":
+            ended = self._closed.get(getattr(event, "run_id", None) or "")
+            if ended is None:
+                self._then(self._close)
+            else:
+                ended.set()
 
     async def settled(self) -> None:
         """Wait for the snapshots queued so far."""
@@ -193,20 +199,24 @@ class Checkpoints:
         return before_tool
 
     async def close_run(self, run_id: str) -> list[str] | None:
-        """The end snapshot of an aborted run now, before its ``run_end``, and the files the run changed
-        since its first checkpoint, for its receipt. None when the run has no checkpoint or the snapshot
-        failed. The answer comes as soon as the workspace is staged (the abort's ``run_end`` waits for
-        it); recording the snapshot goes on after. (A run that ends otherwise gets its end snapshot just
-        after its ``run_end``: the answer is not held back for it.)"""
-        self._closed.add(run_id)
+        """The end snapshot of an aborted run begun now, before its ``run_end``, and the files the run
+        changed since its first checkpoint, for its receipt. None when the run has no checkpoint or the
+        snapshot failed. The answer comes as soon as the listing that starts the snapshot says it (the
+        abort's ``run_end`` waits for it); staging and recording go on once that ``run_end`` is out. (A
+        run that ends otherwise gets its end snapshot just after its ``run_end``: the answer is not held
+        back for it.)"""
+        ended = self._closed[run_id] = asyncio.Event()
         done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
 
         async def close() -> None:
             start = self._run_start if self._run_id == run_id else None
 
-            def listed(since: str, changed: list[str]) -> None:
+            async def listed(since: str, changed: list[str]) -> None:
                 if since == start:  # the run took no snapshot after its first: this is the answer
                     done.set_result(changed)
+                    # Starting a git blocks the event loop for 1-2 ms (the fork): the run_end first.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(ended.wait(), RUN_END_SECONDS)
 
             try:
                 skipped = await self.repo.stage(listed)

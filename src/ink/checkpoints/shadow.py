@@ -23,7 +23,7 @@ import re
 import shutil
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,7 @@ _CONFIG = (
 _BULK = ("-c", "core.bigFileThreshold=1", "-c", "pack.compression=1")
 STALE_PACK_SECONDS = 2 * 300.0  # an unfinished pack this old was left by a killed git (GIT_TIMEOUT ends any)
 ALWAYS_EXCLUDED = (".ink/",)
+Listed = Callable[[str, list[str]], Awaitable[None]]  # (the snapshot the index held, paths that differ)
 
 
 class ShadowError(Exception):
@@ -118,12 +119,12 @@ class ShadowRepo:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
         return await self.commit_staged(ref, await self.stage())
 
-    async def stage(self, listed: Callable[[str, list[str]], None] | None = None) -> tuple[str, ...]:
+    async def stage(self, listed: Listed | None = None) -> tuple[str, ...]:
         """The first half of a snapshot: this session's index made the workspace as it is now (what
         ``staged_changes`` compares and ``commit_staged`` records). Returns the files left out as too
         large. Raises ``ShadowError``.
 
-        ``listed(commit, paths)`` is told, before anything is staged, the paths that differ from
+        ``listed(commit, paths)`` is awaited, before anything is staged, the paths that differ from
         ``commit`` (created, modified, deleted; too large ones left out) when the index still holds the
         last snapshot this object recorded: the listing every snapshot makes anyway says it, with no git
         command more."""
@@ -131,7 +132,7 @@ class ShadowRepo:
         since, self._index_commit = self._index_commit, None  # from here on the index moves
         skipped, pending, changed = await self._exclude_large_files()
         if listed is not None and since is not None:
-            listed(since, changed)
+            await listed(since, changed)
         if pending >= BULK_FILES or not self._swept:  # a few files (an abort's receipt) skip the sweep
             await asyncio.to_thread(self._drop_stale_packs)
             self._swept = True
