@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeModelServer, Reply, call, say, text, thinking
 from tests.rpc.conftest import StartRpc
-from tests.rpc.helpers import held
+from tests.rpc.helpers import held, mid_run
 
 
 def test_prompt_while_idle_starts_a_run_and_answers_its_input_id(
@@ -57,11 +57,7 @@ def test_steer_follow_up_and_prompt_queue_while_running(
 def test_a_queued_inputs_response_comes_before_the_queue_update_naming_it(
     fake_server: FakeModelServer, start_rpc: StartRpc
 ) -> None:
-    gate, reply = held(text("x"))
-    fake_server.script(reply, say("y"))
-    ink = start_rpc()
-    ink.ok("prompt", text="start")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc, say("y"), prompt="start")
     command_id = ink.send("follow_up", text="later")
     at, answer = ink.wait_line(lambda x: x.get("id") == command_id)
     _, update = ink.wait_event_at("queue_update", after=at)
@@ -155,11 +151,7 @@ def test_abort_while_idle_is_a_no_op(fake_server: FakeModelServer, start_rpc: St
 def test_abort_is_answered_at_once_and_run_end_follows(
     fake_server: FakeModelServer, start_rpc: StartRpc
 ) -> None:
-    gate, reply = held(text("never"))
-    fake_server.script(reply)
-    ink = start_rpc()
-    ink.ok("prompt", text="go")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc)
     command_id = ink.send("abort")
     at, answer = ink.wait_line(lambda x: x.get("id") == command_id)
     assert answer["data"] == {"wasRunning": True}
@@ -205,11 +197,7 @@ def test_new_session_only_while_idle(
 
 
 def test_queue_edit_cancel_and_switch(fake_server: FakeModelServer, start_rpc: StartRpc) -> None:
-    gate, reply = held(text("x"))
-    fake_server.script(reply, say("a"), say("b"))
-    ink = start_rpc()
-    ink.ok("prompt", text="start")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc, say("a"), say("b"), prompt="start")
     a = ink.ok("follow_up", text="a")["inputId"]
     b = ink.ok("follow_up", text="b")["inputId"]
     c = ink.ok("steer", text="c")["inputId"]
@@ -259,11 +247,7 @@ def test_permission_for_an_unknown_request_fails(fake_server: FakeModelServer, s
 def test_set_model_applies_from_the_next_run_and_a_running_one_keeps_its_model(
     fake_server: FakeModelServer, start_rpc: StartRpc
 ) -> None:
-    gate, reply = held(text("x"))
-    fake_server.script(reply, say("second"))
-    ink = start_rpc()
-    ink.ok("prompt", text="one")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc, say("second"), prompt="one")
     assert ink.ok("set_model", model="other-model") == {"model": "other-model", "provider": "openai"}
     assert ink.ok("get_state")["model"] == "other-model"
     mark = ink.mark()

@@ -18,7 +18,7 @@ from tests.jsonl_client import provider_args
 from tests.processes import gone
 from tests.rpc.client import RpcClient
 from tests.rpc.conftest import StartRpc
-from tests.rpc.helpers import held
+from tests.rpc.helpers import held, mid_run
 from tests.waiting import wait_for_file
 
 LIMIT = 1 << 20
@@ -167,11 +167,7 @@ def test_end_of_input_while_idle_exits_0_at_once(fake_server: FakeModelServer, s
 
 
 def test_sigterm_aborts_the_run_and_exits_143(fake_server: FakeModelServer, start_rpc: StartRpc) -> None:
-    gate, reply = held(text("never"))
-    fake_server.script(reply)
-    ink = start_rpc()
-    ink.ok("prompt", text="go")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc)
     ink.signal(signal.SIGTERM)
     assert ink.wait_exit() == 143
     end = ink.events()[-1]

@@ -14,7 +14,7 @@ from tests.jsonl_client import provider_args
 from tests.processes import gone
 from tests.rpc.client import RpcClient
 from tests.rpc.conftest import StartRpc
-from tests.rpc.helpers import held
+from tests.rpc.helpers import held, mid_run
 from tests.waiting import poll_until, wait_for_file
 
 MARKER = "[interrupted by the user]"
@@ -41,11 +41,7 @@ def start_stubborn(fake_server: FakeModelServer, project: Path, tmp_path: Path) 
 def test_R21_sigint_aborts_the_run_and_the_process_keeps_serving(
     fake_server: FakeModelServer, start_rpc: StartRpc
 ) -> None:
-    gate, reply = held(text("never"))
-    fake_server.script(reply, say("after"))
-    ink = start_rpc()
-    ink.ok("prompt", text="go")
-    gate.wait_reached()
+    ink, gate = mid_run(fake_server, start_rpc, say("after"))
     ink.signal(signal.SIGINT)
     end = ink.wait_event("run_end")
     assert end["stopReason"] == "aborted" and end["receipt"]["reason"] == "user"
