@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ink.ai import sse
 from ink.ai.sse import ServerSentEvent, SseParser
 
 
@@ -84,3 +86,18 @@ def test_any_cut_into_chunks_reads_the_same_as_the_whole(cuts: list[int]) -> Non
             ServerSentEvent("message", "last"),
         ]
     )
+
+
+def test_a_line_cut_into_many_chunks_is_one_line() -> None:
+    chunks = [b"data: "] + [b"x" * 1000] * 5000 + [b"\n", b"\n"]
+    assert parse(*chunks) == [ServerSentEvent("message", "x" * 5_000_000)]
+
+
+def test_a_line_that_never_ends_is_refused_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken or hostile server: the parser holds at most ``MAX_LINE_BYTES`` of one line."""
+    monkeypatch.setattr(sse, "MAX_LINE_BYTES", 10_000)
+    parser = SseParser()
+    assert parser.feed(b"data: whole\n\ndata: ") == [ServerSentEvent("message", "whole")]
+    with pytest.raises(sse.LineTooLong):
+        for _ in range(20):
+            parser.feed(b"y" * 1000)

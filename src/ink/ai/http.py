@@ -31,7 +31,7 @@ import httpx
 from ink.ai.errors import BadResponse, ProviderError, RateLimited, Silent
 from ink.ai.http_errors import error_from_response, error_from_transport
 from ink.ai.provider import ModelRequest
-from ink.ai.sse import SseParser
+from ink.ai.sse import LineTooLong, SseParser
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 T = TypeVar("T")
@@ -200,6 +200,8 @@ async def _one_attempt(
                 )
     except httpx.HTTPError as exc:
         raise error_from_transport(exc, url, provider, streamed=streamed) from exc
+    except LineTooLong as exc:
+        raise BadResponse(f"{url}: {exc}; not retried", provider=provider) from exc
     finally:
         clock.stop()
 

@@ -15,6 +15,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one line of the stream: far above any reply event, below a runaway
+
+
+class LineTooLong(ValueError):
+    """A line of the stream grew past ``MAX_LINE_BYTES`` without ending: a broken or hostile server."""
+
 
 class ServerSentEvent(NamedTuple):
     event: str
@@ -25,15 +31,21 @@ class SseParser:
     """Feed it the response's chunks in order; each ``feed`` returns the events those bytes completed."""
 
     def __init__(self) -> None:
-        self._tail = b""  # an unfinished line (or a CR that a LF in the next chunk may belong to)
+        self._tail: list[bytes] = []  # an unfinished line's pieces (its last may end in a CR whose LF
+        self._tail_bytes = 0  # may come next); joined once, when the line ends: long lines stay linear
         self._event = ""
         self._data: list[str] = []
         self._retry = False
         self._last_id = ""  # kept across events, as the format says
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """Raises ``LineTooLong``."""
         if self._tail:
-            chunk = self._tail + chunk
+            if b"\n" not in chunk and b"\r" not in chunk and not self._tail[-1].endswith(b"\r"):
+                self._hold(chunk)  # the same line goes on
+                return []
+            chunk = b"".join(self._tail) + chunk
+            self._tail, self._tail_bytes = [], 0
         elif (  # the usual chunk: one whole ``data: ...`` event, and nothing gathered before it
             chunk[:6] == b"data: "
             and chunk.find(b"\n") == len(chunk) - 2
@@ -48,10 +60,10 @@ class SseParser:
                 chunk = chunk[:-1]
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
             end = chunk.rfind(b"\n")
-            self._tail = chunk[end + 1 :] + b"\r" if held else chunk[end + 1 :]
+            self._hold(chunk[end + 1 :] + b"\r" if held else chunk[end + 1 :])
         else:
             end = chunk.rfind(b"\n")
-            self._tail = chunk[end + 1 :]
+            self._hold(chunk[end + 1 :])
         if end < 0:
             return []
         return self._lines(chunk[:end].decode("utf-8", "replace").split("\n"))
@@ -59,10 +71,21 @@ class SseParser:
     def close(self) -> list[ServerSentEvent]:
         """The stream ended: a held CR still ends its line (which may be the blank line of an event); an
         unfinished line cannot complete an event."""
-        tail, self._tail = self._tail, b""
+        tail = b"".join(self._tail)
+        self._tail, self._tail_bytes = [], 0
         if not tail.endswith(b"\r"):
             return []
         return self._lines([tail[:-1].decode("utf-8", "replace")])
+
+    def _hold(self, piece: bytes) -> None:
+        if not piece:
+            return
+        self._tail.append(piece)
+        self._tail_bytes += len(piece)
+        if self._tail_bytes > MAX_LINE_BYTES:
+            raise LineTooLong(
+                f"a line of the event stream is over {MAX_LINE_BYTES:,} bytes and has not ended"
+            )
 
     def _lines(self, lines: list[str]) -> list[ServerSentEvent]:
         events: list[ServerSentEvent] = []
