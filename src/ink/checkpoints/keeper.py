@@ -178,7 +178,7 @@ class Checkpoints:
                     self._then(functools.partial(self._take, pending))
                 self._warm_fresh = False
         elif kind == "run_end":
-            ended = self._closed.get(getattr(event, "run_id", None) or "")
+            ended = self._closed.pop(getattr(event, "run_id", None) or "", None)
             if ended is None:
                 self._then(self._close)
             else:

@@ -119,6 +119,12 @@ class App:
 
     # -- switching model and session -------------------------------------------------------------
 
+    def model_choices(self) -> tuple[str, ...]:
+        """The models ``switch_model`` is offered with: the provider's catalogue, the current model
+        first when the catalogue does not know it."""
+        known, current = self.settings.provider_info.models, self.settings.model
+        return tuple(known) if current in known else (current, *known)
+
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Later runs use ``model`` (of ``provider``, default: the current one); a run going on keeps
         its model (R13: a run reads its set-up once, at its start). The hooks, tools and permission

@@ -275,10 +275,8 @@ class AcpServer(StdioServer):
 
 def _models(app: App) -> dict[str, Any]:
     """ACP's ``SessionModelState``: the session's model and the others its provider's catalogue knows."""
-    current = app.settings.model
-    known = app.settings.provider_info.models
-    models = known if current in known else (current, *known)
-    return {"currentModelId": current, "availableModels": [{"modelId": m, "name": m} for m in models]}
+    choices = [{"modelId": m, "name": m} for m in app.model_choices()]
+    return {"currentModelId": app.settings.model, "availableModels": choices}
 
 
 def _stored_id(settings: Settings, requested: str) -> str:

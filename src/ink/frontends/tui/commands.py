@@ -104,10 +104,7 @@ def _model(host: CommandHost, args: str) -> None:
     a run reads its set-up once, at its start)."""
     core = host.core
     if not args:
-        known = core.settings.provider_info.models
-        lines = [f"{'*' if m == core.settings.model else ' '} {m}" for m in known]
-        if core.settings.model not in known:
-            lines.insert(0, f"* {core.settings.model}")
+        lines = [f"{'*' if m == core.settings.model else ' '} {m}" for m in core.model_choices()]
         head = f"model: {core.settings.model} ({core.settings.provider}); change it with /model NAME"
         host.view.print(Block("output", "\n".join([head, *lines])))
         return
