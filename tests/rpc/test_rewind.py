@@ -260,3 +260,18 @@ def test_a_print_mode_run_is_rewound_after_the_session_is_resumed(
         [*INK, "-p", *args, "hello"], env={**env, "INK_CHECKPOINTS": "off"}, cwd=project, capture_output=True
     )
     assert off.returncode == 0 and sorted(records.iterdir()) == kept  # what ink batch sets for its tasks
+
+
+def test_an_aborted_runs_files_are_listed_by_the_time_its_run_end_is_out(
+    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path
+) -> None:
+    """The receipt's files and the checkpoint's are one listing: no wait for the end snapshot (R34)."""
+    started = project.parent / "started"
+    fake_server.script(call("bash", {"command": f"echo x > made.txt; touch {started}; sleep 100"}))
+    ink = start_rpc(*YOLO)
+    ink.ok("prompt", text="slow work")
+    poll_until(started.exists, what="the command to start")
+    ink.ok("abort")
+    end = ink.wait_event("run_end")
+    assert end["receipt"]["changedFiles"] == ["made.txt"]
+    assert ink.ok("list_checkpoints")["checkpoints"][0]["files"] == ["made.txt"]

@@ -213,6 +213,7 @@ class Checkpoints:
 
             async def listed(since: str, changed: list[str]) -> None:
                 if since == start:  # the run took no snapshot after its first: this is the answer
+                    self._finish_last_with(since, changed)  # listed with the run_end, as before
                     done.set_result(changed)
                     # Starting a git blocks the event loop for 1-2 ms (the fork): the run_end first.
                     with contextlib.suppress(TimeoutError):
@@ -348,7 +349,12 @@ class Checkpoints:
         return snapshot.commit
 
     async def _finish_last(self, commit: str) -> None:
-        last, self._last = self._last, None
-        if last is not None:
-            files = await self.repo.changed(last.commit, commit)
+        if self._last is not None:
+            self._finish_last_with(self._last.commit, await self.repo.changed(self._last.commit, commit))
+
+    def _finish_last_with(self, since: str, files: list[str]) -> None:
+        """The newest checkpoint's files: what changed since it (``since``: its commit) until now."""
+        last = self._last
+        if last is not None and last.commit == since:
+            self._last = None
             self.record.put(replace(last, files=tuple(files)))
