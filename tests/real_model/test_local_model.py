@@ -50,12 +50,17 @@ def test_print_mode_streams_text(local_env: dict[str, str], tmp_path: Path) -> N
 
 
 def _server_of(ink: RpcClient) -> psutil.Process:
-    [server] = [
-        p
-        for p in psutil.Process(ink.proc.pid).children(recursive=True)
-        if "ink.local.serve" in " ".join(p.cmdline())
-    ]
+    children = psutil.Process(ink.proc.pid).children(recursive=True)
+    [server] = [p for p in children if "ink.local.serve" in _command(p)]
     return server
+
+
+def _command(process: psutil.Process) -> str:
+    """Its command line; "" for a child that is ending (a checkpoint's git, a zombie until reaped)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def _ready(ink: RpcClient) -> str:
