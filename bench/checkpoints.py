@@ -25,10 +25,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+from msgspec.structs import replace
 from tests.fakeserver import FakeModelServer, Reply, call, pause, say, tool_call
 
 from bench.run_control import controller_for, wait_event

@@ -144,7 +144,7 @@ def _end_of_start_up() -> None:
     nothing and cost ~80 collections, ~4% of the CPU of a one-turn ``ink -p`` (counted with
     ``gc.callbacks``). So ``main`` pauses the collector, and here, before the frontend runs, the objects
     are moved out of its sight for good (``gc.freeze``: a few hundred unreachable ones, the argument
-    parser and the classes ``dataclass(slots=True)`` replaced, are kept) and it resumes for the run."""
+    parser, are kept) and it resumes for the run."""
     gc.freeze()
     gc.enable()
 
@@ -154,7 +154,7 @@ def _ask_local_server(settings: Settings) -> Settings:
     chat template drops the tools (a warning; ink's own server has already handled that), its context
     window (compaction works within it), and, for a preset whose model is a placeholder, the model it
     serves. A server that answers none of it (not llama.cpp) leaves the settings as they are."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from ink.config.catalogue import PLACEHOLDER_MODEL
     from ink.local.props import context_window, read_props, served_model, tools_warning

@@ -24,9 +24,10 @@ import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
@@ -56,8 +57,7 @@ class ChangedOutside(RewindError):
         self.paths = paths
 
 
-@dataclass(frozen=True, slots=True)
-class RewindResult:
+class RewindResult(msgspec.Struct, frozen=True):
     input_id: str
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -264,8 +264,7 @@ searches, fetches (an MCP tool counts as one only when its server annotates it r
 for a sub-agent, whose own calls pass this gate each. Edits, commands and any other tool wait."""
 
 
-@dataclass
-class CheckpointGate:
+class CheckpointGate(msgspec.Struct):
     """First in the ``before_tool`` chain: a call that may change files waits for the pending checkpoint
     (the workspace before the input's work), then ``inner`` is asked."""
 

@@ -13,8 +13,9 @@ import datetime as dt
 import os
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.ai.provider import ToolSpec
 from ink.ai.unicode import sendable_text
@@ -41,8 +42,7 @@ done, say briefly what you changed and what you verified; say what you could not
 or interrupted did not complete."""
 
 
-@dataclass(frozen=True, slots=True)
-class Environment:
+class Environment(msgspec.Struct, frozen=True):
     """What the system prompt tells the model about where it works."""
 
     cwd: Path

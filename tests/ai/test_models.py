@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from ink.ai.messages import Usage
 from ink.ai.models import UNKNOWN, cost, lookup

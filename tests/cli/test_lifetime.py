@@ -4,9 +4,9 @@ background tasks raise reaches the user; model switches are the app's."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from ink.agent.events import Notice
@@ -84,7 +84,9 @@ async def test_what_a_part_prepares_is_what_the_app_is_built_with(
         name = "a model server"
 
         async def prepare(self, settings: Settings) -> Settings:
-            return dataclasses.replace(settings, base_url=fake_server.openai_base_url, model="served-model")
+            return msgspec.structs.replace(
+                settings, base_url=fake_server.openai_base_url, model="served-model"
+            )
 
         async def aclose(self) -> None:
             return None

@@ -9,8 +9,9 @@ test can kill -9 it at a chosen moment, by order rather than by timing.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from ink.ai.messages import Message, ToolResult, UserMessage
 from ink.store import SessionStore

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 from ink.ai.jsonform import to_json
 from ink.ai.messages import AssistantMessage, ToolResult, Usage
 from ink.vocabulary import InputMode
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """Which sub-agent an event comes from (R7): ``id`` names one run of it (the id of the ``task`` call
     that started it), ``agent`` its type (``explore``, ...). Top-level events have no source."""
 
@@ -31,16 +31,14 @@ CURRENT_SOURCE: ContextVar[Source | None] = ContextVar("ink_current_source", def
 that what is emitted outside the loop on its behalf, a permission question, carries its source (R7)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TakenInput:
+class TakenInput(msgspec.Struct, frozen=True):
     """One queued input as the loop took it: its id and text."""
 
     input_id: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class MessageStart:
+class MessageStart(msgspec.Struct, frozen=True):
     """The model began a reply."""
 
     role: Literal["assistant"] = "assistant"
@@ -48,8 +46,7 @@ class MessageStart:
     type: Literal["message_start"] = "message_start"
 
 
-@dataclass(frozen=True, slots=True)
-class TextDeltaEvent:
+class TextDeltaEvent(msgspec.Struct, frozen=True):
     """A piece of the reply's text, as it streams."""
 
     text: str
@@ -57,8 +54,7 @@ class TextDeltaEvent:
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDeltaEvent:
+class ThinkingDeltaEvent(msgspec.Struct, frozen=True):
     """A piece of the reply's reasoning, as it streams."""
 
     text: str
@@ -66,8 +62,7 @@ class ThinkingDeltaEvent:
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class MessageEnd:
+class MessageEnd(msgspec.Struct, frozen=True):
     """The reply is complete: the whole message and its usage."""
 
     message: AssistantMessage
@@ -76,8 +71,7 @@ class MessageEnd:
     type: Literal["message_end"] = "message_end"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolStart:
+class ToolStart(msgspec.Struct, frozen=True):
     """The loop began handling a call (R2)."""
 
     tool_call_id: str
@@ -87,8 +81,7 @@ class ToolStart:
     type: Literal["tool_start"] = "tool_start"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolRunning:
+class ToolRunning(msgspec.Struct, frozen=True):
     """A concurrent call passed its checks and got an execution slot (R3, R5)."""
 
     tool_call_id: str
@@ -96,8 +89,7 @@ class ToolRunning:
     type: Literal["tool_running"] = "tool_running"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUpdate:
+class ToolUpdate(msgspec.Struct, frozen=True):
     """A running call's output so far: a bounded tail (``ink.agent.live``), throttled. Shown, never sent
     to the model; the result at ``tool_settled``/``tool_end`` replaces it."""
 
@@ -107,8 +99,7 @@ class ToolUpdate:
     type: Literal["tool_update"] = "tool_update"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSettled:
+class ToolSettled(msgspec.Struct, frozen=True):
     """A concurrent call's result exists; the UI may show it now (R3, R6)."""
 
     tool_call_id: str
@@ -117,8 +108,7 @@ class ToolSettled:
     type: Literal["tool_settled"] = "tool_settled"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolEnd:
+class ToolEnd(msgspec.Struct, frozen=True):
     """The call's result, in call order (R3). ``shown``: it was already shown at this call's
     ``tool_settled`` (R6), so a frontend shows it now only when this is False."""
 
@@ -129,8 +119,7 @@ class ToolEnd:
     type: Literal["tool_end"] = "tool_end"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCancelling:
+class ToolCancelling(msgspec.Struct, frozen=True):
     """An aborted tool has not returned yet; ink waits at most ``grace_seconds`` for it (R20, R34)."""
 
     tool_call_id: str
@@ -139,8 +128,7 @@ class ToolCancelling:
     type: Literal["tool_cancelling"] = "tool_cancelling"
 
 
-@dataclass(frozen=True, slots=True)
-class RetryEvent:
+class RetryEvent(msgspec.Struct, frozen=True):
     """The request failed before anything streamed and is sent again after ``delay_seconds``."""
 
     attempt: int
@@ -150,8 +138,7 @@ class RetryEvent:
     type: Literal["retry"] = "retry"
 
 
-@dataclass(frozen=True, slots=True)
-class InputTaken:
+class InputTaken(msgspec.Struct, frozen=True):
     """User input entered the history (R31): clients clear their "pending" marks on this."""
 
     mode: InputMode
@@ -160,8 +147,7 @@ class InputTaken:
     type: Literal["input_taken"] = "input_taken"
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(msgspec.Struct, frozen=True):
     """Something the user should know that is not an error of the run (compaction, a truncation)."""
 
     text: str

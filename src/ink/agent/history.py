@@ -7,15 +7,15 @@ Listeners (the session store, the UI) hear every change as it happens, so nothin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from ink.ai.messages import AssistantMessage, Message, ToolCall, ToolResult
 from ink.ai.unicode import sendable_message
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryChange:
+class HistoryChange(msgspec.Struct, frozen=True):
     """``appended``: ``messages`` holds the one new message. ``replaced``: the whole new list."""
 
     kind: Literal["appended", "replaced"]

@@ -12,8 +12,9 @@ only a bug raises.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, InputTaken, TakenInput
@@ -31,8 +32,7 @@ MAX_ITERATIONS_TEXT = "Not executed: the run reached its limit of {n} tool batch
 REPLY_FAILED_TEXT = "Not executed: the model reply failed or was stopped by the service."
 
 
-@dataclass(frozen=True, slots=True)
-class PendingInput:
+class PendingInput(msgspec.Struct, frozen=True):
     """A user input waiting to enter the history, with its ledger id (R30) and the images attached."""
 
     input_id: str
@@ -71,8 +71,7 @@ class NoInput:
         pass
 
 
-@dataclass(frozen=True, slots=True)
-class PromptCheck:
+class PromptCheck(msgspec.Struct, frozen=True):
     """What the prompt hook let through, and the context it adds after those inputs (a user-role
     message of kind ``context``). Inputs it held back are its to hand back to the user (R30)."""
 
@@ -98,8 +97,7 @@ class ContextKeeper(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class LoopSetup:
+class LoopSetup(msgspec.Struct, frozen=True):
     """What one run of the loop works with: provider, model, prompt, tools and limits."""
 
     provider: Provider
@@ -108,21 +106,21 @@ class LoopSetup:
     tools: Sequence[Tool] = ()
     max_iterations: int | None = None
     max_tokens: int = 8192
-    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    scheduler: SchedulerSettings = msgspec.field(default_factory=SchedulerSettings)
     before_tool: BeforeToolHook | None = None
     after_tool: AfterToolHook | None = None
     on_prompt: PromptHook | None = None
     on_stop: StopHook | None = None
     context: ContextKeeper | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)  # provider-specific request fields
+    options: Mapping[str, Any] = msgspec.field(default_factory=dict)  # provider-specific request fields
     offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
     """Which specs a model call is given (default: every tool's); tools not offered still run when called.
     Lets many MCP tools be loaded on demand (``ink.mcp.catalogue``)."""
-    tasks: Tasks = field(default_factory=Tasks)  # the owner of background work (reply drains): the app's
+    # the owner of background work (reply drains): the app's
+    tasks: Tasks = msgspec.field(default_factory=Tasks)
 
 
-@dataclass(frozen=True, slots=True)
-class RunError:
+class RunError(msgspec.Struct, frozen=True):
     """The one error a run fails with, whatever failed: its stop reason (``refused`` or ``error``),
     what the user is told (``str()``, ``run_end.error``) and the exception behind it (a
     ``ProviderError``, or a bug of ink)."""
@@ -143,14 +141,13 @@ class RunError:
         return self.message
 
 
-@dataclass(frozen=True, slots=True)
-class LoopResult:
+class LoopResult(msgspec.Struct, frozen=True):
     """``error`` is set exactly when ``stop_reason`` is ``refused`` or ``error``."""
 
     stop_reason: LoopStop
     usage: Usage
     batches: int
-    tally: CancelTally = field(default_factory=CancelTally)
+    tally: CancelTally = msgspec.field(default_factory=CancelTally)
     error: RunError | None = None
 
     @classmethod

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal, run_unless_aborted
 from ink.agent.events import (
@@ -25,8 +27,7 @@ from ink.ai.provider import ModelRequest, Provider
 from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, ThinkingDelta, ToolCallReady
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyOutcome:
+class ReplyOutcome(msgspec.Struct, frozen=True):
     """``message`` is None when nothing arrived; ``error`` is set when the provider failed."""
 
     message: AssistantMessage | None

@@ -14,8 +14,9 @@ import copy
 import logging
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
@@ -34,17 +35,15 @@ ARGUMENTS_UNUSABLE = (
 )
 
 
-@dataclass
-class CancelTally:
+class CancelTally(msgspec.Struct):
     """What an abort did to tool calls, for the receipt (R34)."""
 
-    not_started: list[str] = field(default_factory=list)
-    interrupted: list[str] = field(default_factory=list)
-    abandoned: list[str] = field(default_factory=list)
+    not_started: list[str] = msgspec.field(default_factory=list)
+    interrupted: list[str] = msgspec.field(default_factory=list)
+    abandoned: list[str] = msgspec.field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
+class SchedulerSettings(msgspec.Struct, frozen=True):
     """How calls run: the grace after an abort (R20) and how many run at once."""
 
     grace_seconds: float = 10.0

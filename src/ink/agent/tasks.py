@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+import msgspec
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,7 @@ TaskError = Callable[[str, BaseException], None]
 """Told the name of a task that ended with an exception, and the exception."""
 
 
-@dataclass(frozen=True, slots=True)
-class Straggler:
+class Straggler(msgspec.Struct, frozen=True):
     """A task that had not ended when ``Tasks.aclose`` stopped waiting for it."""
 
     name: str

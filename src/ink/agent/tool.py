@@ -16,9 +16,10 @@ while it runs it may report output through ``ctx.on_update`` (shown as ``tool_up
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.ai.details import ToolDetail
@@ -34,8 +35,7 @@ are each judged; other: anything else. The permission policy judges a call by it
 TOOL_KINDS: tuple[ToolKind, ...] = ("read", "search", "edit", "execute", "fetch", "delegate", "other")
 
 
-@dataclass(frozen=True, slots=True)
-class CallDescription:
+class CallDescription(msgspec.Struct, frozen=True):
     """What one call will do, read from its arguments alone. ``paths``: absolute paths it reads or
     changes (for ``edit`` tools: symlinks followed, so a rule sees the file that really changes);
     ``command``: the shell command it runs; ``line``: where in ``paths[0]`` it starts reading;
@@ -48,8 +48,7 @@ class CallDescription:
     preview: tuple[ToolDetail, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
+class ToolOutput(msgspec.Struct, frozen=True):
     """``output`` is what the model reads; ``details`` are for the user only and never sent to it."""
 
     output: str
@@ -63,14 +62,13 @@ def _ignore(_text: str) -> None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallContext:
+class ToolCallContext(msgspec.Struct, frozen=True):
     """``on_update(text)``: more output of the running call (appended); the user sees a bounded, throttled
     tail of it as ``tool_update`` events. Never raises, and costs little when called often."""
 
     tool_call_id: str
     signal: AbortSignal
-    on_update: Callable[[str], None] = field(default=_ignore)
+    on_update: Callable[[str], None] = _ignore
 
 
 class Tool(Protocol):
@@ -114,8 +112,7 @@ def kind_of(tool: Tool | None) -> ToolKind:
     return kind if kind in TOOL_KINDS else "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(msgspec.Struct, frozen=True):
     """A pre-execution hook's "no": the model sees ``reason`` as the call's error result (R4)."""
 
     reason: str

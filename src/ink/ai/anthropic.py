@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import msgspec
 
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
@@ -102,11 +102,10 @@ class AnthropicProvider(SseProvider):
             await drain(events)
 
 
-@dataclass
-class _ToolUse:
+class _ToolUse(msgspec.Struct):
     id: str
     name: str
-    json: list[str] = field(default_factory=list)
+    json: list[str] = msgspec.field(default_factory=list)
 
 
 class _EventReader:

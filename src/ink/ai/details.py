@@ -9,36 +9,36 @@ request builders read only ``ToolResult.output``. Each detail is frozen data tag
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from ink.ai.jsonform import always
+import msgspec
 
 MAX_KEPT_TEXT = 256 * 1024  # characters of a file's whole text kept in a diff; larger ones keep the diff only
 
 
-@dataclass(frozen=True, slots=True)
-class FileDiff:
+class FileDiff(msgspec.Struct, frozen=True):
     """A file a call changed. ``before`` is None for a file the call created; ``before``/``after`` are
     both None when the file was too large to keep whole (``unified`` is still there)."""
 
     path: str
-    before: str | None = always()
-    after: str | None = always()
+    before: str | None
+    after: str | None
     unified: str = ""
     type: Literal["file_diff"] = "file_diff"
+    # written as null when None (ink.ai.jsonform)
+    json_always: ClassVar[tuple[str, ...]] = ("before", "after")
 
 
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
+class ExitStatus(msgspec.Struct, frozen=True):
     """How a command ended. ``exit_code``: its status, negative when a signal ended it, None when it could
     not be collected. ``signal``: the strongest signal ink sent it (``SIGTERM``, ``SIGKILL``), if any."""
 
-    exit_code: int | None = always()
+    exit_code: int | None
     signal: str | None = None
     timed_out: bool = False
     interrupted: bool = False
     type: Literal["exit_status"] = "exit_status"
+    json_always: ClassVar[tuple[str, ...]] = ("exit_code",)  # written as null when None (ink.ai.jsonform)
 
 
 ToolDetail: TypeAlias = FileDiff | ExitStatus

@@ -23,10 +23,10 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
+import msgspec
 
 from ink.ai.errors import BadResponse, ProviderError, RateLimited, Silent
 from ink.ai.http_errors import error_from_response, error_from_transport
@@ -39,8 +39,7 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 KEEP_ALIVE_EVENTS = frozenset({"ping"})  # Anthropic's keep-alive; SSE comments never reach us as events
 
 
-@dataclass(frozen=True, slots=True)
-class RequestTimeouts:
+class RequestTimeouts(msgspec.Struct, frozen=True):
     """Seconds. ``connect``: to open the connection; ``first_byte``: from sending the request to its first
     event; ``idle``: between two events. Keep-alives do not count as events."""
 
@@ -56,8 +55,7 @@ class RequestTimeouts:
 DEFAULT_TIMEOUTS = RequestTimeouts()
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(msgspec.Struct, frozen=True):
     """``max_attempts`` counts the first try. A ``retry-after`` longer than ``max_retry_after`` is not
     waited for: the error is raised with its ``retry_after`` for the caller to show."""
 

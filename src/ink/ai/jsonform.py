@@ -1,23 +1,18 @@
-"""The JSON form of ink's typed data: dataclasses become objects with camelCase keys.
+"""The JSON form of ink's typed data: records (``msgspec.Struct``) become objects with camelCase keys.
 
 One converter serves messages, events and results, so a field is spelled the same in stream-json, RPC and
 session files. Fields whose value is ``None`` are left out: an optional field is either present or absent,
-except fields declared with ``always()``, which the contract requires and which may be ``null``.
+except the fields a record names in its ``json_always`` class variable, which the contract requires and
+which may be ``null``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-ALWAYS = "json_always"
-
-
-def always() -> Any:
-    """Field metadata for a required field whose value may be ``None`` (written as ``null``)."""
-    return dataclasses.field(metadata={ALWAYS: True})
+import msgspec
 
 
 @cache
@@ -52,15 +47,14 @@ _NAMES: dict[type, tuple[tuple[str, str, bool], ...] | None] = {}
 
 
 def _field_names(cls: type) -> tuple[tuple[str, str, bool], ...] | None:
-    """(attribute, JSON key, keep when None) of each field of a dataclass, worked out once per class
+    """(attribute, JSON key, keep when None) of each field of a record, worked out once per class
     (events are converted on the hot path, one per streamed chunk). None for anything else."""
     try:
         return _NAMES[cls]
     except KeyError:
         names = None
-        if dataclasses.is_dataclass(cls):
-            names = tuple(
-                (f.name, camel(f.name), f.metadata.get(ALWAYS, False)) for f in dataclasses.fields(cls)
-            )
+        if issubclass(cls, msgspec.Struct):
+            always: tuple[str, ...] = getattr(cls, "json_always", ())
+            names = tuple((name, camel(name), name in always) for name in cls.__struct_fields__)
         _NAMES[cls] = names
         return names

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
+
+import msgspec
 
 from ink.ai.depth import MAX_JSON_DEPTH, too_deep
 from ink.ai.details import ToolDetail, detail_from_json
-from ink.ai.jsonform import ALWAYS, to_json
+from ink.ai.jsonform import to_json
 
 StopReason: TypeAlias = Literal["stop", "length", "tool_use", "error", "aborted"]
 UsageAccuracy: TypeAlias = Literal["estimated", "missing"]
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     """Token counts of one model call or a sum of several. ``cost_usd``: their price in US dollars, set
     once where a reply is assembled (``ink.ai.models.priced``); None when the model's prices are unknown,
     so a sum with an unknown part is unknown, never a silent zero.
@@ -37,9 +37,10 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    cost_usd: float | None = field(default=0.0, metadata={ALWAYS: True})
+    cost_usd: float | None = 0.0
     reasoning_tokens: int = 0  # the part of output_tokens the model spent reasoning (where reported)
     accuracy: UsageAccuracy | None = None
+    json_always: ClassVar[tuple[str, ...]] = ("cost_usd",)  # written as null when unknown (ink.ai.jsonform)
 
     def __add__(self, other: Usage) -> Usage:
         known = self.cost_usd is not None and other.cost_usd is not None
@@ -69,16 +70,14 @@ def _less_accurate(a: UsageAccuracy | None, b: UsageAccuracy | None) -> UsageAcc
     return "missing" if "missing" in (a, b) else a or b
 
 
-@dataclass(frozen=True, slots=True)
-class TextBlock:
+class TextBlock(msgspec.Struct, frozen=True):
     """Text of an assistant message."""
 
     text: str
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
+class ThinkingBlock(msgspec.Struct, frozen=True):
     """Model reasoning. ``signature`` is Anthropic's opaque proof, required when the block is sent back.
     ``redacted``: reasoning the service encrypted (Anthropic ``redacted_thinking``); ``signature`` then
     holds its ``data``, which must be sent back unchanged in a tool loop."""
@@ -89,8 +88,7 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     """``arguments_error`` says why the arguments the model sent could not be used (invalid or cut-off
     JSON, nesting too deep); ``arguments`` is then empty and the call is answered with that error
     instead of being run, so the model can send it again (docs/security.md, "Input boundaries")."""
@@ -102,8 +100,7 @@ class ToolCall:
     type: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolImage:
+class ToolImage(msgspec.Struct, frozen=True):
     """An image a tool returned (an MCP server's screenshot, say) or the user attached: base64 ``data`` of
     ``mime_type``. Sent to models that take images (``ModelInfo.images``); for the others, the text of the
     message that carries it names it."""
@@ -117,8 +114,7 @@ AssistantBlock: TypeAlias = TextBlock | ThinkingBlock | ToolCall
 UserKind: TypeAlias = Literal["prompt", "interruption", "summary", "context"]  # context: a hook added it
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
+class UserMessage(msgspec.Struct, frozen=True):
     """Text from the user. ``kind`` marks ink's own user-role messages: the interruption marker (R23)
     and a compaction summary. ``input_id`` links a prompt to its ledger entry (R30, R31). ``images``: the
     images the user attached (``@shot.png``), sent to models that take images; the text names each one,
@@ -127,22 +123,21 @@ class UserMessage:
     text: str
     input_id: str | None = None
     kind: UserKind = "prompt"
-    timestamp: float = field(default_factory=time.time)
+    timestamp: float = msgspec.field(default_factory=time.time)
     images: tuple[ToolImage, ...] | None = None
     role: Literal["user"] = "user"
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantMessage:
+class AssistantMessage(msgspec.Struct, frozen=True):
     """One reply of the model: its blocks, why it stopped, and what it cost."""
 
     content: tuple[AssistantBlock, ...]
     stop_reason: StopReason
     model: str = ""
     provider: str = ""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     error_message: str | None = None
-    timestamp: float = field(default_factory=time.time)
+    timestamp: float = msgspec.field(default_factory=time.time)
     role: Literal["assistant"] = "assistant"
 
     @property
@@ -154,8 +149,7 @@ class AssistantMessage:
         return tuple(b for b in self.content if isinstance(b, ToolCall))
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(msgspec.Struct, frozen=True):
     """The one result of one tool call: a history message and the payload of ``tool_settled`` /
     ``tool_end``. ``interrupted`` is set only when an abort stopped the tool (R17, R33). ``details``: what
     the user is shown besides ``output`` (``ink.ai.details``); only ``output`` is ever sent to the model."""

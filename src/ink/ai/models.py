@@ -11,15 +11,15 @@ uncached prompt tokens only; cache reads and writes are counted (and priced) apa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import msgspec
+from msgspec.structs import replace
 
 from ink.ai.messages import Usage
 
 PER_MILLION = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
+class ModelInfo(msgspec.Struct, frozen=True):
     """What ink knows about a model. Prices are None when unknown (then ``cost`` is None)."""
 
     name: str

@@ -12,10 +12,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import msgspec
 
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
@@ -111,12 +111,11 @@ def bearer_headers(api_key: str | None, http: HttpEndpoint) -> dict[str, str]:
     return http.headers(headers)
 
 
-@dataclass
-class _PendingCall:
+class _PendingCall(msgspec.Struct):
     index: int
     id: str
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    arguments: list[str] = msgspec.field(default_factory=list)
     depth: int = 0  # of the JSON object so far, outside strings
     in_string: bool = False
     escaped: bool = False

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from ink.ai.messages import Message
 from ink.ai.stream import StreamEvent
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """What the model is told about a tool: its name, purpose and JSON schema of arguments."""
 
     name: str
@@ -19,8 +19,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
+class ModelRequest(msgspec.Struct, frozen=True):
     """One request to the model: the conversation, the system prompt and the tools it may call."""
 
     model: str
@@ -28,7 +27,7 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
     max_tokens: int = 8192
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
 
 class Provider(Protocol):

@@ -7,22 +7,21 @@ complete, so a consumer that is cancelled mid-reply knows which calls arrived wh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from ink.ai.messages import AssistantMessage, ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(msgspec.Struct, frozen=True):
     """A piece of the reply's text."""
 
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(msgspec.Struct, frozen=True):
     """A piece of the reply's reasoning, or (Anthropic) the signature of the reasoning block."""
 
     text: str
@@ -30,16 +29,14 @@ class ThinkingDelta:
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallReady:
+class ToolCallReady(msgspec.Struct, frozen=True):
     """A tool call whose arguments have fully arrived."""
 
     call: ToolCall
     type: Literal["tool_call_ready"] = "tool_call_ready"
 
 
-@dataclass(frozen=True, slots=True)
-class RetryScheduled:
+class RetryScheduled(msgspec.Struct, frozen=True):
     """The request failed before anything streamed and will be sent again after ``delay_seconds``."""
 
     attempt: int
@@ -48,8 +45,7 @@ class RetryScheduled:
     type: Literal["retry"] = "retry"
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyDone:
+class ReplyDone(msgspec.Struct, frozen=True):
     """The reply ended: the whole assistant message."""
 
     message: AssistantMessage

@@ -17,10 +17,11 @@ Text without surrogates is returned as it is (the same object), so the check cos
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
+
+import msgspec
 
 from ink.ai.messages import (
     AssistantMessage,
@@ -71,14 +72,14 @@ def sendable_message(message: M) -> M:
         return message
     match message:
         case UserMessage(text=text):
-            fixed: Message = dataclasses.replace(message, text=sendable_text(text))
+            fixed: Message = msgspec.structs.replace(message, text=sendable_text(text))
         case ToolResult(output=output, name=name, tool_call_id=call_id):
             output, name, call_id = (sendable_text(t) for t in (output, name, call_id))
-            fixed = dataclasses.replace(message, output=output, name=name, tool_call_id=call_id)
+            fixed = msgspec.structs.replace(message, output=output, name=name, tool_call_id=call_id)
         case AssistantMessage(content=content, error_message=error_message):
             blocks = tuple(_sendable_block(b) for b in content)
             error = None if error_message is None else sendable_text(error_message)
-            fixed = dataclasses.replace(message, content=blocks, error_message=error)
+            fixed = msgspec.structs.replace(message, content=blocks, error_message=error)
         case _:
             return message
     return fixed  # type: ignore[return-value]

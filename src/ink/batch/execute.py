@@ -17,9 +17,10 @@ import os
 import signal as signals
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
@@ -36,20 +37,18 @@ CLEAN_EXITS = {0, 1, 2, 3, 130, 143}  # ink -p's documented statuses; anything e
 _STDERR_TAIL = 4000
 
 
-@dataclass(frozen=True, slots=True)
-class RunOptions:
+class RunOptions(msgspec.Struct, frozen=True):
     """How every task of a batch runs; picklable (the Ray backend ships it to workers)."""
 
     ink: tuple[str, ...]  # the argv that starts ink, e.g. (sys.executable, "-m", "ink")
     flags: tuple[str, ...] = ()  # settings flags for every run (--model, --allow ...)
     timeout_seconds: float | None = None
     step_timeout: float = STEP_TIMEOUT
-    env: Mapping[str, str] = field(default_factory=dict)  # added to the environment of every run
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)  # added to the environment of every run
     avoid: tuple[str, ...] = ()  # never copied into a workspace: the batch's own output directory
 
 
-@dataclass
-class _Run:
+class _Run(msgspec.Struct):
     """What the ink process said: its last top-level ``run_end`` and answer, and how it exited."""
 
     run_end: dict[str, Any] | None = None

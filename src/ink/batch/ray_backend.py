@@ -19,9 +19,10 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait

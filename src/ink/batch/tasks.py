@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 MAX_LINE_BYTES = 1 << 20
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # ids name files and directories
@@ -27,8 +28,7 @@ class TaskFileError(Exception):
     """The task file cannot be used; the message names the file and line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Overrides:
+class Overrides(msgspec.Struct, frozen=True):
     """Settings one task changes for itself; ``None`` keeps the batch's."""
 
     model: str | None = None
@@ -40,15 +40,14 @@ class Overrides:
     timeout_seconds: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
+class Task(msgspec.Struct, frozen=True):
     id: str
     prompt: str
     repo: str  # absolute path, or a URL as given
     rev: str | None = None
     setup: str | None = None
     check: str | None = None
-    overrides: Overrides = field(default_factory=Overrides)
+    overrides: Overrides = msgspec.field(default_factory=Overrides)
 
 
 def read_tasks(path: Path) -> list[Task]:

@@ -26,9 +26,11 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles, private_dirs
 
@@ -40,8 +42,7 @@ RUN_END_SECONDS = 5.0  # an aborted run's end snapshot waits this long for its r
 CheckpointKind = Literal["input", "rewind"]
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
+class Checkpoint(msgspec.Struct, frozen=True):
     """``input``: the workspace just before an input was taken. ``rewind``: just before a restore (its
     ``input_id`` is made up, ``rewind-...``; ``files`` are the ones the restore changed)."""
 
@@ -65,12 +66,11 @@ class Checkpoint:
         }
 
 
-@dataclass
-class CheckpointLog:
+class CheckpointLog(msgspec.Struct):
     """The append-only record of one session's checkpoints; a later line for an input updates it."""
 
     path: Path | None  # None: kept in memory only (a session that is not saved)
-    records: dict[str, Checkpoint] = field(default_factory=dict)
+    records: dict[str, Checkpoint] = msgspec.field(default_factory=dict)
     end: str | None = None  # the workspace when the last run ended; None when a later input has no end
 
     @classmethod

@@ -24,8 +24,9 @@ import shutil
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
@@ -64,20 +65,18 @@ class TooManyFiles(ShadowError):
     """The workspace has more new files than one snapshot takes (``MAX_NEW_FILES``); nothing was stored."""
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     commit: str
     skipped: tuple[str, ...] = ()  # files over MAX_FILE_BYTES, left out
 
 
-@dataclass(frozen=True, slots=True)
-class RestoreReport:
+class RestoreReport(msgspec.Struct, frozen=True):
     """What a restore did, relative to the workspace root, and the snapshot that undoes it."""
 
     written: tuple[str, ...] = ()  # changed back, or brought back after a deletion
     removed: tuple[str, ...] = ()  # created since the checkpoint, so removed
     undo: str = ""  # the commit of the workspace as it was just before the restore
-    skipped: tuple[str, ...] = field(default=())
+    skipped: tuple[str, ...] = ()
     after: str = ""  # the commit of the workspace as the restore left it
 
 

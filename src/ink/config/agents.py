@@ -16,8 +16,9 @@ the same name; a file that cannot be read is skipped with a warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.config.commands import scoped_dirs
 from ink.config.frontmatter import FrontMatterError, read_markdown
@@ -31,8 +32,7 @@ tools. Do the task, check it, and answer with what you did and found, briefly. Y
 other agent will see of your work."""
 
 
-@dataclass(frozen=True, slots=True)
-class AgentType:
+class AgentType(msgspec.Struct, frozen=True):
     """A kind of sub-agent: its prompt, the tools it may use and its model."""
 
     name: str

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import find_in_project
@@ -28,8 +29,7 @@ _PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])")  # one pass: an argument's o
 _INVOCATION = re.compile(r"/([\w.:-]+)(?:\s+(.*))?", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class CustomCommand:
+class CustomCommand(msgspec.Struct, frozen=True):
     """A ``/name`` command defined by a Markdown file."""
 
     name: str
@@ -55,19 +55,17 @@ class CustomCommand:
         return self.description or f"({self.scope} command)"
 
 
-@dataclass(frozen=True, slots=True)
-class Expansion:
+class Expansion(msgspec.Struct, frozen=True):
     """A custom command's prompt, expanded from one ``/name args`` line."""
 
     command: CustomCommand
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class CommandBook:
+class CommandBook(msgspec.Struct, frozen=True):
     """The custom commands found, by name, and what was wrong with the files skipped."""
 
-    commands: Mapping[str, CustomCommand] = field(default_factory=dict)
+    commands: Mapping[str, CustomCommand] = msgspec.field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
     def expand(self, line: str, reserved: Iterable[str] = ()) -> Expansion | None:

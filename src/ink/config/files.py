@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
 
 from ink.config.catalogue import PROVIDERS
 from ink.config.errors import ConfigError
@@ -32,16 +33,16 @@ class Located(NamedTuple):
     where: str
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
+class ConfigFile(msgspec.Struct, frozen=True):
     """One config.toml as read: its top-level keys, provider tables, rules, hooks and MCP servers."""
 
     path: Path
-    top: dict[str, Located] = field(default_factory=dict)
-    providers: dict[str, dict[str, Located]] = field(default_factory=dict)
-    rules: list[RuleText] = field(default_factory=list)  # the [permissions] table, in file order
-    hooks: list[HookSpec] = field(default_factory=list)  # the [[hooks.EVENT]] tables, in file order
-    mcp_servers: list[McpServerSpec] = field(default_factory=list)  # [mcp.servers.NAME], in file order
+    top: dict[str, Located] = msgspec.field(default_factory=dict)
+    providers: dict[str, dict[str, Located]] = msgspec.field(default_factory=dict)
+    rules: list[RuleText] = msgspec.field(default_factory=list)  # the [permissions] table, in file order
+    hooks: list[HookSpec] = msgspec.field(default_factory=list)  # the [[hooks.EVENT]] tables, in file order
+    # [mcp.servers.NAME], in file order
+    mcp_servers: list[McpServerSpec] = msgspec.field(default_factory=list)
 
 
 def read_config_file(path: Path) -> ConfigFile | None:

@@ -14,8 +14,9 @@ at. Keys are lower-cased with ``_`` spelled ``-`` (``allowed_tools`` and ``allow
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 Value = str | list[str]
 
@@ -24,12 +25,11 @@ class FrontMatterError(ValueError):
     """A front matter block that cannot be read; the text starts with ``path:line:``."""
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownDoc:
+class MarkdownDoc(msgspec.Struct, frozen=True):
     """A Markdown file read as its front matter fields and its body."""
 
     path: Path
-    fields: dict[str, Value] = field(default_factory=dict)
+    fields: dict[str, Value] = msgspec.field(default_factory=dict)
     body: str = ""
 
     def text(self, key: str) -> str | None:

@@ -13,9 +13,10 @@ something only for the tool events. Every entry is checked here, so a typo is a 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 from ink.config.errors import ConfigError
 
@@ -26,8 +27,7 @@ MAX_TIMEOUT = 3600.0
 FIX = "fix the file or remove it"
 
 
-@dataclass(frozen=True, slots=True)
-class HookSpec:
+class HookSpec(msgspec.Struct, frozen=True):
     """One configured hook. ``scope``: ``user`` ($INK_HOME/config.toml) or ``project`` (.ink/config.toml,
     which runs only once the user approved it); ``where``: ``path:line`` for messages."""
 

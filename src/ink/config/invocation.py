@@ -6,15 +6,15 @@ The command line builds one ``Invocation`` and hands it, with the ``Settings``, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models", "mcp"]
 OutputFormat = Literal["text", "stream-json"]
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(msgspec.Struct, frozen=True):
     """What the command line asks for: the mode and, for print mode and the TUI, the first prompt."""
 
     mode: Mode

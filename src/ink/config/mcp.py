@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.config.errors import ConfigError
 
@@ -31,8 +33,7 @@ _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout")
 
 
-@dataclass(frozen=True, slots=True)
-class McpServerSpec:
+class McpServerSpec(msgspec.Struct, frozen=True):
     """One configured server. ``env`` and ``headers`` hold the text as written (``${VAR}`` unexpanded);
     ``expand`` gives the values to use. ``project``: declared by a project's ``.ink/config.toml`` (or by
     an editor over ACP: ``origin``), so it starts only once the user approved it (``ink.mcp.trust``)."""
@@ -40,10 +41,10 @@ class McpServerSpec:
     name: str
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     enabled: bool = True
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     where: str = ""

@@ -28,9 +28,11 @@ tests pass their own environment instead of patching ``os.environ``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.config.catalogue import DEFAULT_PROVIDER, PROVIDERS, ProviderInfo
 from ink.config.errors import ConfigError
@@ -68,8 +70,7 @@ DEFAULTS: dict[str, Any] = {
 DEFAULT_LAYER, USER_LAYER, PROJECT_LAYER, ENV_LAYER, FLAG_LAYER = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class Flags:
+class Flags(msgspec.Struct, frozen=True):
     """What the command line said; None means "not given"."""
 
     provider: str | None = None
@@ -89,14 +90,13 @@ class Flags:
     model_path: str | None = None  # --model-path FILE.gguf (with --provider local)
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     """Everything a run is configured with, resolved from flags, environment, files and defaults."""
 
     provider: str
     model: str
     base_url: str
-    api_key: str | None = field(repr=False)
+    api_key: str | None  # never in the repr (below)
     cwd: Path
     ink_home: Path
     session_dir: Path
@@ -116,8 +116,9 @@ class Settings:
     first_byte_timeout: float = 300.0
     idle_timeout: float = 300.0
     permission_rules: tuple[RuleText, ...] = ()  # flags first, then the project's denies, then the user's
-    secrets: tuple[str, ...] = field(default=(), repr=False)  # values to redact wherever ink writes text
-    origins: Mapping[str, str] = field(default_factory=dict)  # key -> "--flag", "ENV", "path:line", "default"
+    secrets: tuple[str, ...] = ()  # values to redact wherever ink writes text; never in the repr
+    # key -> "--flag", "ENV", "path:line", "default"
+    origins: Mapping[str, str] = msgspec.field(default_factory=dict)
     files: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
     model_path: Path | None = None  # the GGUF file ``--provider local`` serves; None: the starter model
@@ -125,11 +126,24 @@ class Settings:
     local_temperature: float | None = None  # INK_LOCAL_TEMPERATURE: that server's default temperature
     hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
     mcp_servers: tuple[McpServerSpec, ...] = ()  # the user's, then the project's (see docs/mcp.md)
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # for ${VAR} in MCP env and headers
+    # ${VAR} in MCP env, headers; never in the repr
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Every field but the secret ones: a settings object in a log or a traceback shows no key."""
+        shown = (f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name not in _UNSHOWN)
+        return f"Settings({', '.join(shown)})"
+
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        """rich's pretty printer asks this instead of ``repr``: the same fields."""
+        return [(name, getattr(self, name)) for name in self.__struct_fields__ if name not in _UNSHOWN]
 
     @property
     def provider_info(self) -> ProviderInfo:
         return PROVIDERS[self.provider]
+
+
+_UNSHOWN = frozenset({"api_key", "secrets", "env"})  # Settings fields kept out of its repr
 
 
 class _Pick(NamedTuple):

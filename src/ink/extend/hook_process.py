@@ -19,9 +19,10 @@ import json
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.config.hooks import HookSpec
@@ -40,8 +41,7 @@ HOOK_VERDICTS: dict[str, Verdict] = {  # the words hooks of other agents use, to
 _REDIRECT = 'bash -c "$0" < "$1" 2> "$2"'
 
 
-@dataclass(frozen=True, slots=True)
-class HookAnswer:
+class HookAnswer(msgspec.Struct, frozen=True):
     """What a hook said. ``problem``: why it said nothing (failed, timed out), for the user."""
 
     decision: Verdict | None = None

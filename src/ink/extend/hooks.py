@@ -18,9 +18,11 @@ times out is reported (a warning notice) and counts as having said nothing: it n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.loop import PendingInput, PromptCheck
@@ -33,8 +35,7 @@ from ink.extend.hook_process import HookAnswer, run_hook
 from ink.tools.processes import ProcessRegistry
 
 
-@dataclass(frozen=True, slots=True)
-class HookContext:
+class HookContext(msgspec.Struct, frozen=True):
     """Where hooks run and who hears about them. ``session`` gives the session's id and transcript."""
 
     cwd: Path

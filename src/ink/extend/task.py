@@ -12,9 +12,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import CURRENT_SOURCE, AgentEvent, Source
@@ -29,13 +31,12 @@ CONTEXT_HEADING = "# The main agent's instructions, for context"
 PARTIAL_CHARS = 8000  # of a stopped sub-agent's work, returned to the parent
 
 
-@dataclass
-class RunningAgent:
+class RunningAgent(msgspec.Struct):
     """A sub-agent running now: its source tag, its abort signal and what was sent to it."""
 
     source: Source
     signal: AbortSignal
-    inbox: list[str] = field(default_factory=list)
+    inbox: list[str] = msgspec.field(default_factory=list)
 
 
 class SubAgents:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 from ink.agent.tool import ToolKind
 
 ServerState: TypeAlias = Literal["starting", "ready", "failed", "closed", "disabled", "needs_approval"]
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteTool:
+class RemoteTool(msgspec.Struct, frozen=True):
     """One tool a server offers, as it described itself. ``read_only``, ``destructive`` and
     ``open_world`` are the server's annotations (``readOnlyHint``, ``destructiveHint``,
     ``openWorldHint``; None when it did not say): hints, taken at their word because a server the user
@@ -39,8 +39,7 @@ class RemoteTool:
         return "other"
 
 
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
+class ServerStatus(msgspec.Struct, frozen=True):
     """One line of ``/mcp``, ``ink mcp list`` and the RPC ``mcp_list`` answer."""
 
     name: str

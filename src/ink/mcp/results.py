@@ -11,20 +11,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ink.tools.limits import MAX_OUTPUT_BYTES, cap_head, plural
 
 
-@dataclass(frozen=True, slots=True)
-class Image:
+class Image(msgspec.Struct, frozen=True):
     mime_type: str
     data: str  # base64, as the server sent it
 
 
-@dataclass(frozen=True, slots=True)
-class McpResult:
+class McpResult(msgspec.Struct, frozen=True):
     text: str
     is_error: bool
     images: tuple[Image, ...] = ()

@@ -3,7 +3,7 @@ secrets out of what ink writes.
 
     hook = build_permission_hook(settings, tools, controller.permissions, notify=...)   # TUI, RPC
     hook = build_permission_hook(settings, tools, None, notify=...)    # print mode: nobody asks
-    setup = dataclasses.replace(setup, before_tool=hook)
+    setup = msgspec.structs.replace(setup, before_tool=hook)
 
 ``policy`` decides (allow / deny / ask) from the mode, the rules, the workspace and what each tool says
 of itself (its kind, the paths or command of a call; ``tools`` finds a tool by name); ``shell`` reads

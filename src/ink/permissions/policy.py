@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
@@ -36,8 +37,7 @@ HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/t
 MAX_SHOWN = 200  # characters of a command quoted in a message
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """``why``: for ``deny`` the rule, for ``ask`` what needs the user. ``what``: the call in words
     ("the bash command `make`"). ``remember``: the rule an "always" answer adds. ``mode``: the least
     permissive mode that would have allowed it, when a mode would (for print mode's advice)."""

@@ -8,10 +8,11 @@ provider redacts them once, where they enter ink (the ``ProviderError``'s messag
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any
+
+import msgspec
 
 from ink.ai.errors import ProviderError
 from ink.ai.provider import ModelRequest, Provider
@@ -40,10 +41,10 @@ class RedactingProvider:
 
     def _clean(self, event: StreamEvent) -> StreamEvent:
         if isinstance(event, RetryScheduled):
-            return dataclasses.replace(event, error=self.redact(event.error))
+            return msgspec.structs.replace(event, error=self.redact(event.error))
         if isinstance(event, ReplyDone) and event.message.error_message:
             text = self.redact(event.message.error_message)
-            return ReplyDone(dataclasses.replace(event.message, error_message=text))
+            return ReplyDone(msgspec.structs.replace(event.message, error_message=text))
         return event
 
     async def aclose(self) -> None:

@@ -26,8 +26,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.agent.tool import ToolKind
 from ink.config.rules import RuleText
@@ -46,8 +47,7 @@ KIND_WORDS: Mapping[str, frozenset[ToolKind]] = {
 MAX_TEMPLATE = 20_000  # characters of a command template checked against a pattern; longer: may match
 
 
-@dataclass(frozen=True, slots=True)
-class Subject:
+class Subject(msgspec.Struct, frozen=True):
     """What a rule is checked against: the tool's name and kind. A file a command redirects into is
     checked as ``FILE_CHANGE``: covered by the rules for every tool that changes files."""
 
@@ -63,8 +63,7 @@ def escape(text: str) -> str:
     return re.sub(r"([\\*?])", r"\\\1", text)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One allow or deny rule, read as a command pattern and as a path pattern."""
 
     text: RuleText

@@ -18,8 +18,9 @@ computed ``bash -c`` text), and text bashlex cannot parse is covered by ``words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ink.permissions.words import WILD, command_name, rough_commands, substitutions, template
 
@@ -39,8 +40,7 @@ COMPUTED = re.compile(r"[$`{}*?\[]")
 SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O"})
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(msgspec.Struct, frozen=True):
     """One simple command: its words after quote removal, and the ``NAME=value`` words before them.
     ``templates``: its words as bash will see them (``words.template``), for deny rules."""
 
@@ -66,21 +66,20 @@ class SimpleCommand:
         return texts
 
 
-@dataclass
-class CommandShape:
+class CommandShape(msgspec.Struct):
     """``commands``: the top-level simple commands, each of which an allow rule must cover. ``nested``:
     every simple command found anywhere, for deny rules. ``writes``: files redirections write, as written.
     ``unsure``: why the command cannot be judged from its parts (empty when it can). ``rough``: command
     templates that may run, from text the parser could not read. ``unprovable``: why some command it runs
     cannot be read at all (then no deny rule can be ruled out). ``doubts``: why a template holds ``WILD``."""
 
-    commands: list[SimpleCommand] = field(default_factory=list)
-    nested: list[SimpleCommand] = field(default_factory=list)
-    writes: list[str] = field(default_factory=list)
-    unsure: list[str] = field(default_factory=list)
-    rough: list[str] = field(default_factory=list)
-    unprovable: list[str] = field(default_factory=list)
-    doubts: list[str] = field(default_factory=list)
+    commands: list[SimpleCommand] = msgspec.field(default_factory=list)
+    nested: list[SimpleCommand] = msgspec.field(default_factory=list)
+    writes: list[str] = msgspec.field(default_factory=list)
+    unsure: list[str] = msgspec.field(default_factory=list)
+    rough: list[str] = msgspec.field(default_factory=list)
+    unprovable: list[str] = msgspec.field(default_factory=list)
+    doubts: list[str] = msgspec.field(default_factory=list)
 
     def deny_texts(self) -> list[str]:
         """Texts bash certainly runs: a deny rule that matches one refuses the command."""

@@ -13,7 +13,8 @@ syntax the parser does not know.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+import msgspec
 
 WILD = "\x00"  # any text, spaces and slashes included (a NUL cannot be part of a real argument)
 ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
@@ -83,13 +84,12 @@ def substitutions(text: str) -> list[str]:
 _SCRIPT_CHARS = frozenset("'\"\\ \t\n;|&$`()")
 
 
-@dataclass
-class RoughCommands:
+class RoughCommands(msgspec.Struct):
     """``tails``: templates of every piece's every tail (any of them may be a command bash runs).
     ``nested``: texts of substitutions, to be read as commands themselves."""
 
-    tails: list[str] = field(default_factory=list)
-    nested: list[str] = field(default_factory=list)
+    tails: list[str] = msgspec.field(default_factory=list)
+    nested: list[str] = msgspec.field(default_factory=list)
 
 
 def rough_commands(text: str) -> RoughCommands:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from ink.agent.abort import AbortSignal, run_unless_aborted
 from ink.agent.events import Emit, Notice
@@ -66,8 +67,7 @@ Notify = Callable[[Notice], None]
 MIN_WINDOW = 4_096
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionSettings:
+class CompactionSettings(msgspec.Struct, frozen=True):
     """When the context is compacted and how much of it is kept."""
 
     reserve_tokens: int = 16_384  # room left for the reply and for the estimate's error
@@ -76,8 +76,7 @@ class CompactionSettings:
     tool_output_chars: int = 2_000  # what a truncated tool output keeps
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionOutcome:
+class CompactionOutcome(msgspec.Struct, frozen=True):
     """``changed``: the history was replaced. ``summarised``: messages folded into the summary (0 when
     it fell back to truncation). ``error``: why summarising failed, when it did."""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from ink.ai.messages import (
     AssistantMessage,

@@ -15,8 +15,10 @@ import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Literal, Protocol
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import MessageEnd, ToolEnd
@@ -51,8 +53,7 @@ State = Literal["idle", "running"]
 __all__ = ["BangOutput", "QueueError", "RunController", "Submitted"]
 
 
-@dataclass(frozen=True, slots=True)
-class BangOutput:
+class BangOutput(msgspec.Struct, frozen=True):
     """What a ``!command`` line printed and how it ended."""
 
     output: str
@@ -72,16 +73,14 @@ class Reaper(Protocol):
     async def reap(self) -> Sequence[Survivor]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Submitted:
+class Submitted(msgspec.Struct, frozen=True):
     """A submitted input's id, and whether it was queued behind a running run."""
 
     input_id: str
     queued: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Modes:
+class Modes(msgspec.Struct, frozen=True):
     """How many queued steer and follow-up entries one take removes (R13)."""
 
     steering: TakeMode = "all"

@@ -7,8 +7,9 @@ events below. All are frozen, tagged by ``type``, with a JSON form from ``event_
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
+
+import msgspec
 
 from ink.agent.events import (
     AgentEvent,
@@ -28,7 +29,6 @@ from ink.agent.events import (
     ToolUpdate,
     event_to_json,
 )
-from ink.ai.jsonform import always
 from ink.ai.messages import Usage
 from ink.tools.processes import Survivor
 from ink.vocabulary import Decision, InputMode, RunStop
@@ -56,8 +56,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class QueuedInput:
+class QueuedInput(msgspec.Struct, frozen=True):
     """An input waiting in the queue (R30)."""
 
     input_id: str
@@ -65,8 +64,7 @@ class QueuedInput:
     mode: InputMode
 
 
-@dataclass(frozen=True, slots=True)
-class AbortReceipt:
+class AbortReceipt(msgspec.Struct, frozen=True):
     """What an abort did (R34): calls cancelled before start, interrupted, abandoned after the grace,
     processes still alive, inputs handed back; and the files the run changed (what a rewind restores),
     when workspace checkpoints are on (None: not known)."""
@@ -80,8 +78,7 @@ class AbortReceipt:
     changed_files: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunStart:
+class RunStart(msgspec.Struct, frozen=True):
     """A run started."""
 
     run_id: str
@@ -89,14 +86,13 @@ class RunStart:
     type: Literal["run_start"] = "run_start"
 
 
-@dataclass(frozen=True, slots=True)
-class RunEnd:
+class RunEnd(msgspec.Struct, frozen=True):
     """A run ended: why, what it cost, and what an abort handed back (R22, R34)."""
 
     run_id: str
     stop_reason: RunStop
     restored_input: tuple[QueuedInput, ...] = ()
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     error: str | None = None
     receipt: AbortReceipt | None = None
     truncated: bool | None = None  # True: the run's last reply was cut by the model's output token limit
@@ -105,8 +101,7 @@ class RunEnd:
     type: Literal["run_end"] = "run_end"
 
 
-@dataclass(frozen=True, slots=True)
-class QueueUpdate:
+class QueueUpdate(msgspec.Struct, frozen=True):
     """The queue changed: what is waiting now (R32)."""
 
     queue: tuple[QueuedInput, ...]
@@ -114,8 +109,7 @@ class QueueUpdate:
     type: Literal["queue_update"] = "queue_update"
 
 
-@dataclass(frozen=True, slots=True)
-class InputRestored:
+class InputRestored(msgspec.Struct, frozen=True):
     """Input handed back while no run is active (an abort during a bang line)."""
 
     restored_input: tuple[QueuedInput, ...]
@@ -123,8 +117,7 @@ class InputRestored:
     type: Literal["input_restored"] = "input_restored"
 
 
-@dataclass(frozen=True, slots=True)
-class BangStart:
+class BangStart(msgspec.Struct, frozen=True):
     """A ``!command`` line started."""
 
     command: str
@@ -133,21 +126,20 @@ class BangStart:
     type: Literal["bang_start"] = "bang_start"
 
 
-@dataclass(frozen=True, slots=True)
-class BangEnd:
+class BangEnd(msgspec.Struct, frozen=True):
     """``exit_code`` is ``null`` when the command never exited by itself (killed, or could not start)."""
 
     command: str
     output: str
-    exit_code: int | None = always()
+    exit_code: int | None
     input_id: str | None = None
     interrupted: bool | None = None
     source: Source | None = None
     type: Literal["bang_end"] = "bang_end"
+    json_always: ClassVar[tuple[str, ...]] = ("exit_code",)  # written as null when None (ink.ai.jsonform)
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionRequest:
+class PermissionRequest(msgspec.Struct, frozen=True):
     """``reason``: why the policy asks (a bash command, a write outside the workspace, ...)."""
 
     request_id: str
@@ -159,8 +151,7 @@ class PermissionRequest:
     type: Literal["permission_request"] = "permission_request"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionResolved:
+class PermissionResolved(msgspec.Struct, frozen=True):
     """A permission question was answered (by the user, a timeout or an abort)."""
 
     request_id: str
@@ -169,8 +160,7 @@ class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
 
 
-@dataclass(frozen=True, slots=True)
-class RewindEnd:
+class RewindEnd(msgspec.Struct, frozen=True):
     """A rewind ended: ``ok``, or ``error`` and nothing changed (``changed_outside``: the
     files changed outside ink that made it refuse). ``written``/``removed``: files restored and files
     removed; ``undo``: the checkpoint that undoes them. Undone inputs come back in ``input_restored``."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from ink.agent.loop import PendingInput
 from ink.ai.messages import ToolImage
@@ -25,8 +26,7 @@ class QueueError(Exception):
     """A queue operation named an input that is not waiting in the queue."""
 
 
-@dataclass(slots=True)
-class LedgerEntry:
+class LedgerEntry(msgspec.Struct):
     """One submitted input and where it is in its life (R30)."""
 
     seq: int

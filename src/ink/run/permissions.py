@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import CURRENT_SOURCE
@@ -24,8 +25,7 @@ class UnknownRequest(Exception):
     """``answer`` named a request that is not open (never asked, or already answered)."""
 
 
-@dataclass(frozen=True, slots=True)
-class OpenQuestion:
+class OpenQuestion(msgspec.Struct, frozen=True):
     """A permission question waiting for an answer."""
 
     request_id: str

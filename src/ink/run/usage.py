@@ -6,7 +6,7 @@ prices makes the total's cost unknown (None), never a silent zero.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from ink.agent.events import MessageEnd
 from ink.ai.messages import Usage

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ink.ai.unicode import sendable_json
 from ink.redaction import MIN_SECRET_LENGTH, REDACTED, redact, usable_secrets
@@ -88,8 +89,7 @@ def _redacted_object(value: dict[Any, Any], secrets: Sequence[str]) -> dict[Any,
     return out
 
 
-@dataclass(slots=True)
-class SessionHeader:
+class SessionHeader(msgspec.Struct):
     """The first line of a session file. Mutable until written: a model change before the first entry
     updates the header instead of adding an entry."""
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.store.entries import MESSAGE_PREFIX, SessionHeader, decode, ends_complete
 from ink.store.errors import AmbiguousSession, NotASession, SessionNotFound
@@ -22,8 +23,7 @@ log = logging.getLogger(__name__)
 PROMPT_PREVIEW = 200
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, frozen=True):
     id: str
     path: Path
     cwd: str

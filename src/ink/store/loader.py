@@ -16,9 +16,10 @@ Damage policy, chosen so that nothing is lost silently:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ink.ai.messages import (
     AssistantMessage,
@@ -38,8 +39,7 @@ SESSION_ENDED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Repair:
+class Repair(msgspec.Struct, frozen=True):
     """What loading had to fix: synthetic results inserted for dangling calls and orphan results
     dropped. ``at_tail``: every inserted result sits at the end of the history."""
 
@@ -51,8 +51,7 @@ class Repair:
         return bool(self.inserted or self.dropped)
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedSession:
+class LoadedSession(msgspec.Struct, frozen=True):
     path: Path
     header: SessionHeader
     messages: tuple[Message, ...]
@@ -63,7 +62,7 @@ class LoadedSession:
     message_entries: int
     updated: float  # time of the last entry
     torn_bytes: int = 0
-    repair: Repair = field(default_factory=Repair)
+    repair: Repair = msgspec.field(default_factory=Repair)
 
 
 class _Replay:

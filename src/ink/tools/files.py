@@ -16,8 +16,9 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 SAMPLE_BYTES = 8192
 _CONTROL = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x20)) | {0x7F}
@@ -52,8 +53,7 @@ def sniff_encoding(sample: bytes) -> str:
     return "latin-1"
 
 
-@dataclass(frozen=True, slots=True)
-class TextContent:
+class TextContent(msgspec.Struct, frozen=True):
     """A decoded file. ``text`` has its line endings normalised to ``\\n`` when ``crlf`` is set."""
 
     text: str
@@ -112,8 +112,7 @@ class EscapedWorkspace(OSError):
     """A symlink on the way to a file named inside the workspace leads out of it."""
 
 
-@dataclass
-class PinnedFile:
+class PinnedFile(msgspec.Struct):
     """The folder of a file to write, held open, and the file's name in it: the file is reached through
     ``folder`` (a descriptor), so swapping a folder on its path for a symlink after ``pin`` changes nothing.
     ``path``: where it is, for messages and diffs. Close it (or use ``with``)."""

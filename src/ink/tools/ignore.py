@@ -8,9 +8,10 @@ applies from the top. ``.git`` itself is always hidden. The user's global exclud
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
 ALWAYS_HIDDEN = frozenset({".git"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Rules:
+class _Rules(msgspec.Struct, frozen=True):
     """The ignore rules of one file, relative to the folder ``base``."""
 
     base: Path

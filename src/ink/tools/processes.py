@@ -23,8 +23,9 @@ import signal
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ink.lazy import lazy_module
 from ink.tools import orphans, proctree
@@ -46,8 +47,7 @@ _EXEC_RETRY_SECONDS = 0.002
 _PRUNE_ABOVE = 64
 
 
-@dataclass(frozen=True, slots=True)
-class Survivor:
+class Survivor(msgspec.Struct, frozen=True):
     """A process that could not be ended: it is still running, and the user must be told."""
 
     pid: int
@@ -55,23 +55,21 @@ class Survivor:
     reason: str
 
 
-@dataclass
-class ProcessEntry:
+class ProcessEntry(msgspec.Struct):
     """One started command. ``seen`` maps descendant pids to their start times, recorded by snapshots."""
 
     pid: int
     command: str
     token: str
     create_time: float | None
-    seen: dict[int, float] = field(default_factory=dict)
+    seen: dict[int, float] = msgspec.field(default_factory=dict)
 
     @property
     def pgid(self) -> int:
         return self.pid  # started with start_new_session: the leader's pid is the group id
 
 
-@dataclass(frozen=True, slots=True)
-class Termination:
+class Termination(msgspec.Struct, frozen=True):
     """What ending some entries did. ``signal_name`` is the strongest signal that was needed."""
 
     signal_name: str | None

@@ -7,7 +7,8 @@ message the model can act on (where the candidates are, which line looks closest
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+
+import msgspec
 
 HINT_MAX_LINES = 20_000
 """Closest-line hints are computed only for files up to this many lines (it is a linear fuzzy scan)."""
@@ -17,8 +18,7 @@ class EditRefused(ValueError):
     """An edit cannot be applied; the message says why and how to fix the call."""
 
 
-@dataclass(frozen=True, slots=True)
-class Replacement:
+class Replacement(msgspec.Struct, frozen=True):
     """One edit: ``old_text`` replaced by ``new_text`` (every occurrence with ``replace_all``)."""
 
     old_text: str

@@ -18,7 +18,8 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
@@ -36,8 +37,7 @@ SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 OutputCallback = Callable[[str], object]
 
 
-@dataclass(frozen=True, slots=True)
-class ShellResult:
+class ShellResult(msgspec.Struct, frozen=True):
     """How a command ended.
 
     ``exit_code`` is the process's status, negative when a signal ended it (Python's convention), None

@@ -11,8 +11,9 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.tools.ignore import IgnoreRules
 
@@ -20,8 +21,7 @@ MAX_VISITS = 200_000
 """Entries a walk may look at before it gives up, so a glob over a huge tree stays bounded."""
 
 
-@dataclass
-class WalkState:
+class WalkState(msgspec.Struct):
     """Shared with the caller: why a walk ended early, if it did."""
 
     stop: threading.Event

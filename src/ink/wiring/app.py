@@ -3,10 +3,11 @@ custom commands, model and session switches, ``/compact``, the one clean-up call
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
@@ -139,7 +140,7 @@ class App:
         self.compactor = build_compactor(
             settings, self.provider, setup.system_prompt, setup.tools, self.usage
         )
-        self.controller.setup = dataclasses.replace(
+        self.controller.setup = msgspec.structs.replace(
             setup,
             provider=self.provider,
             model=settings.model,
@@ -177,7 +178,7 @@ class App:
             handle.record_model_change(*now)
         self._swap_session(handle)
         if loaded is not None:
-            self.usage.session = dataclasses.replace(loaded.usage, cost_usd=loaded.cost)
+            self.usage.session = msgspec.structs.replace(loaded.usage, cost_usd=loaded.cost)
 
     def _require_idle(self, what: str) -> None:
         if self.controller.state != "idle":
@@ -208,7 +209,7 @@ class App:
         offer = offer or setup.offer
         specs = offer(self.tools) if offer else [t.spec for t in self.tools]
         prompt = build_system_prompt(specs, Environment.detect(self.settings.cwd))
-        self.controller.setup = dataclasses.replace(
+        self.controller.setup = msgspec.structs.replace(
             setup, tools=tuple(self.tools), system_prompt=prompt, offer=offer
         )
 

@@ -10,14 +10,14 @@ a closure that runs only once they exist.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, Notice
@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class SessionChoice:
+class SessionChoice(msgspec.Struct, frozen=True):
     """Which history to start from: a new session (default), the latest (``--continue``) or one by id."""
 
     continue_latest: bool = False
@@ -182,7 +181,7 @@ def install_checkpoints(app: App) -> None:
     part.open(app.session_id)
     app.checkpoints = part
     controller.subscribe(part.on_event)
-    controller.setup = dataclasses.replace(
+    controller.setup = msgspec.structs.replace(
         controller.setup, before_tool=part.gate(controller.setup.before_tool)
     )
     controller.changed_files = part.changed_files
@@ -316,7 +315,7 @@ def build_compactor(
     overhead = (len(system_prompt) + len(specs)) // 4
     info = lookup(settings.model)
     if settings.context_window is not None:  # what the server itself reports (a local llama.cpp)
-        info = dataclasses.replace(info, context_window=settings.context_window)
+        info = msgspec.structs.replace(info, context_window=settings.context_window)
     return Compactor(provider, settings.model, info, overhead_tokens=overhead, usage=usage)
 
 
@@ -324,7 +323,7 @@ def settings_for(settings: Settings, model: str, provider: str | None = None) ->
     """``settings`` with another model (of another provider: that provider's default URL and the key of
     its environment variable, when the settings have the environment). Raises ``ValueError``."""
     if provider is None or provider == settings.provider:
-        return dataclasses.replace(settings, model=model)
+        return msgspec.structs.replace(settings, model=model)
     from ink.config.catalogue import PROVIDERS
 
     info = PROVIDERS.get(provider)
@@ -334,7 +333,7 @@ def settings_for(settings: Settings, model: str, provider: str | None = None) ->
     if info.key_required and not key:
         raise ValueError(f"{provider} needs a key: set {info.key_env}")
     origins = {**settings.origins, "provider": "switch", "model": "switch", "base_url": "default"}
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         settings, provider=provider, model=model, base_url=info.default_base_url, api_key=key, origins=origins
     )
 

@@ -6,13 +6,14 @@ child (no process left, R35)."""
 
 from __future__ import annotations
 
-import dataclasses
 import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ink.config import Settings
 from ink.local import serves_locally
@@ -50,7 +51,7 @@ class LocalModelPart(AppPart):
         name = settings.model if chosen or settings.model_path is None else model.stem
         origins = {**settings.origins, "base_url": SERVER_ORIGIN}
         props = read_props(self.server.base_url) or {}  # its context window: compaction works within it
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             settings,
             base_url=self.server.base_url,
             model=name,

@@ -18,8 +18,9 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from ink.ai.unicode import sendable_json
 from ink.frontends.stdio import encode_line, load_json
@@ -67,18 +68,16 @@ class PeerGone(Exception):
     """A request to the editor got no answer because the connection closed."""
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(msgspec.Struct, frozen=True):
     """A request or a notification from the editor. ``params`` is always a mapping (empty when absent)."""
 
     method: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = msgspec.field(default_factory=dict)
     id: RequestId = None
     is_notification: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """The editor's answer to one of our requests: ``result``, or ``error`` (code, message, data)."""
 
     id: RequestId

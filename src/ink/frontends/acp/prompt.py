@@ -13,9 +13,10 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+import msgspec
 
 from ink.ai.messages import ToolImage
 
@@ -26,8 +27,7 @@ class InvalidPrompt(ValueError):
     """The prompt cannot be used; the message says why (it becomes the -32602 error's message)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(msgspec.Struct, frozen=True):
     text: str
     images: tuple[ToolImage, ...] = ()
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ink.checkpoints.keeper import Checkpoint
 from ink.rewind import ChangedOutside, RewindError, RewindResult, SessionCheckpoints, ago, one_line
@@ -36,8 +37,7 @@ def is_rewind(text: str) -> bool:
     return bool(words) and words[0] == f"/{NAME}"
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(msgspec.Struct, frozen=True):
     number: int  # 1 = the newest checkpoint
     files: bool
     conversation: bool

@@ -22,9 +22,10 @@ import inspect
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from ink import __version__
 from ink.ai.models import lookup

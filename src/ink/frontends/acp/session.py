@@ -12,8 +12,9 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
@@ -37,8 +38,7 @@ log = logging.getLogger(__name__)
 CANCEL_REASON = "cancelled by the editor"
 
 
-@dataclass(frozen=True, slots=True)
-class _Shown:
+class _Shown(msgspec.Struct, frozen=True):
     """A tool call the editor was told about: what it needs again when the call ends."""
 
     title: str

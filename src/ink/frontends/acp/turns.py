@@ -19,8 +19,9 @@ run, running queues it as a follow-up) and remembered by its ``inputId``. Then:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from ink.frontends.acp.jsonrpc import RequestId
 
@@ -33,8 +34,7 @@ RUN_STOPS: dict[str, StopReason] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(msgspec.Struct, frozen=True):
     """The answer to one prompt request: a stop reason, or (a failed run) an error message."""
 
     request_id: RequestId

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, TypeAlias
+
+import msgspec
 
 from ink.ai.unicode import sendable_json
 from ink.frontends.stdio import load_json
@@ -23,8 +24,7 @@ from ink.vocabulary import ANSWERS, INPUT_MODES, TAKE_MODES
 JsonId: TypeAlias = str | int | float
 
 
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
+class FieldSpec(msgspec.Struct, frozen=True):
     """One field of a command: a string, optionally one of ``choices``; ``text`` fields must not be
     blank (a blank user message is refused by the model services). ``flag``: a boolean instead."""
 
@@ -71,16 +71,14 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
 ENVELOPE = ("type", "id")
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     type: str
     fields: Mapping[str, Any]  # strings, and booleans for ``flag`` fields
     id: JsonId | None = None
     has_id: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
+class Rejection(msgspec.Struct, frozen=True):
     """A line that is not a valid command. ``id``/``has_id`` and ``command`` echo what could be read."""
 
     reason: str

@@ -20,14 +20,14 @@ import os
 import select
 import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 HEAD_BYTES = 4096  # how much of an overlong line is kept, to read its id from
 CHUNK_BYTES = 1 << 16
 
 
-@dataclass(frozen=True, slots=True)
-class Overlong:
+class Overlong(msgspec.Struct, frozen=True):
     """A line over the limit, dropped: ``size`` is how much of it had arrived when that was known (the
     newline excluded), ``head`` its first bytes (at most ``HEAD_BYTES``)."""
 

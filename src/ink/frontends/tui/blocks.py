@@ -7,8 +7,9 @@ two apart lets the renderer be tested without a terminal and without rich.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 Kind: TypeAlias = Literal[
     "markdown",  # a finished block of the model's reply
@@ -26,8 +27,7 @@ Kind: TypeAlias = Literal[
 Tone: TypeAlias = Literal["", "ok", "error", "interrupted", "dim"]
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(msgspec.Struct, frozen=True):
     kind: Kind
     text: str
     tone: Tone = ""

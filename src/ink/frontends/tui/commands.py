@@ -8,9 +8,10 @@ A line that starts with ``//`` is sent to the model with one ``/`` removed (a pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+import msgspec
 
 from ink.config.commands import CustomCommand
 from ink.frontends.tui.agentcontrol import agents_command
@@ -36,8 +37,7 @@ class CommandHost(Protocol):
     def open_rewind(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     name: str
     usage: str
     help: str

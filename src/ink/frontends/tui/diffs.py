@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 Role: TypeAlias = Literal["file", "hunk", "add", "del", "context", "note"]
 WORDS = re.compile(r"\w+|\s+|[^\w\s]")
@@ -22,15 +23,13 @@ MIN_LIKENESS = 0.4  # below this, a removed and an added line are not one line c
 MAX_HIGHLIGHTED = 4000  # characters of one line lexed and compared; a longer line is shown plain
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(msgspec.Struct, frozen=True):
     text: str
     token: Any = None  # a pygments token type (None: plain text)
     changed: bool = False  # a word that differs from the line it replaces or is replaced by
 
 
-@dataclass(frozen=True, slots=True)
-class DiffLine:
+class DiffLine(msgspec.Struct, frozen=True):
     role: Role
     sign: str  # "+", "-", " " for code lines; "" for headers and notes
     parts: tuple[Part, ...]

@@ -7,7 +7,8 @@ them all and ``/expand N`` shows any. Bounded: the newest ``LIMIT`` entries, eac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import msgspec
+from msgspec.structs import replace
 
 from ink.frontends.tui.blocks import Block
 
@@ -15,8 +16,7 @@ LIMIT = 200
 MAX_CHARS = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class Fold:
+class Fold(msgspec.Struct, frozen=True):
     number: int  # 1 for the first of the session; stays the same when older ones are dropped
     title: str
     block: Block

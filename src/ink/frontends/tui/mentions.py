@@ -18,8 +18,9 @@ import base64
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ink.ai.messages import ToolImage
 from ink.ai.models import lookup
@@ -42,8 +43,7 @@ PASTED_IMAGE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Attached:
+class Attached(msgspec.Struct, frozen=True):
     prompt: str  # what the model gets
     paths: tuple[str, ...]  # the mentions attached, as typed
     problems: tuple[str, ...]  # one line per mention that could not go (an image, too much text)

@@ -6,7 +6,7 @@ one; the settings follow so that the status line and a rebuilt set-up (``/model`
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from ink.config.keys import PERMISSION_MODES, PermissionMode
 from ink.wiring import App
@@ -24,5 +24,5 @@ def cycle_permission_mode(core: App) -> PermissionMode | None:
         return None
     mode = next_mode(policy.mode)
     policy.mode = mode
-    core.settings = dataclasses.replace(core.settings, permission_mode=mode)
+    core.settings = msgspec.structs.replace(core.settings, permission_mode=mode)
     return mode

@@ -8,9 +8,9 @@ bounded by the screen size, never by the length of the reply.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
+import msgspec
 from prompt_toolkit.utils import get_cwidth
 
 from ink.agent.tool import CallDescription
@@ -294,8 +294,7 @@ def _token_style(token: object) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Status:
+class Status(msgspec.Struct, frozen=True):
     state: str  # "idle", "running", "aborting"
     activity: str
     activity_seconds: float

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
+import msgspec
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
 
@@ -29,8 +29,7 @@ FILES_SHOWN = 3
 Fragments = list[tuple[str, str]]
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(msgspec.Struct, frozen=True):
     checkpoint: Checkpoint
     files: bool
     conversation: bool

@@ -10,8 +10,9 @@ the app (the same calls RPC's ``steer``/``abort`` with a ``source`` make).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ink.agent.events import (
     MessageEnd,
@@ -29,8 +30,7 @@ from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
 LOG_LINES = 200  # finished tool calls kept per sub-agent (the fold shows them when it ends)
 
 
-@dataclass
-class SubAgentLine:
+class SubAgentLine(msgspec.Struct):
     number: int
     agent_id: str  # the id of the task call it works for (its events' ``source.id``)
     agent: str  # its type (explore, general, ...)
@@ -39,8 +39,8 @@ class SubAgentLine:
     tools: int = 0  # tool calls finished
     tokens: int = 0  # tokens its model calls used
     stopping: bool = False
-    log: list[str] = field(default_factory=list)  # "✓ read a.py", newest last
-    calls: dict[str, str] = field(default_factory=dict)  # its running calls: id -> summary
+    log: list[str] = msgspec.field(default_factory=list)  # "✓ read a.py", newest last
+    calls: dict[str, str] = msgspec.field(default_factory=dict)  # its running calls: id -> summary
 
     def label(self) -> str:
         return f"[{self.number}] {self.agent}"

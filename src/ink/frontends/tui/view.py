@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+import msgspec
+from msgspec.structs import replace
 
 from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
@@ -40,8 +42,7 @@ DECISION_NOTES: dict[Decision, str] = {
 }
 
 
-@dataclass
-class ActiveTool:
+class ActiveTool(msgspec.Struct):
     call_id: str
     summary: str
     status: Literal["queued", "running", "cancelling"]
