@@ -19,6 +19,7 @@ from ink.ai.messages import (
     ThinkingBlock,
     ToolCall,
     ToolResult,
+    Usage,
     UserMessage,
     message_from_json,
     message_to_json,
@@ -289,3 +290,19 @@ def test_tool_result_details_are_for_the_user_never_for_the_model() -> None:
     assert message_from_json(stored) == detailed
     status = ToolResult("c2", "bash", "x", details=(ExitStatus(None, "SIGKILL", interrupted=True),))
     assert message_from_json(message_to_json(status)) == status
+
+
+def test_json_form_writes_required_nulls_and_leaves_out_other_nones() -> None:
+    """The JSON form (docs/design/CONTRACT.md): keys camelCase in declaration order; a ``None`` field is
+    left out unless its record names it in ``json_always`` (a created file's ``before``, an exit code
+    that could not be collected, an unknown cost), which is written as ``null``."""
+    created = ToolResult("c1", "write", "ok", details=(FileDiff("/w/new", None, "x\n", "@@"),))
+    killed = ToolResult("c2", "bash", "", details=(ExitStatus(None, "SIGKILL"),))
+    assert json.dumps(message_to_json(created)["details"]) == (
+        '[{"path": "/w/new", "before": null, "after": "x\\n", "unified": "@@", "type": "file_diff"}]'
+    )
+    status = {"exitCode": None, "signal": "SIGKILL", "timedOut": False, "interrupted": False}
+    assert message_to_json(killed)["details"] == [{**status, "type": "exit_status"}]
+    reply = message_to_json(AssistantMessage((), "stop", usage=Usage(cost_usd=None), timestamp=1.0))
+    assert "errorMessage" not in reply and "accuracy" not in reply["usage"]
+    assert reply["usage"]["costUsd"] is None
