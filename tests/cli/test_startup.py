@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.inkproc import ink_env
-from tests.fakeserver import FakeModelServer, say
+from tests.fakeserver import FakeModelServer, call, say
 
 HEAVY = (
     "httpx",
@@ -70,6 +70,22 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
         m for m in modules if m.split(".")[0] in ("rich", "prompt_toolkit", "textual", "pygments", "click")
     )
     assert ui == []
+
+
+# What a print-mode turn that runs one allowed plain command does not need: each is imported where it
+# is used (the bash parser for a command that is not plain words).
+NOT_FOR_A_PLAIN_TURN = ("bashlex", "ink.permissions.bash_tables")
+
+
+def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    fake_server.script(call("bash", {"command": "echo hi"}), say("done"))
+    args = ["-p", "--no-session", "--base-url", fake_server.openai_base_url, "--allow", "bash(echo hi)", "go"]
+    modules = imported_modules(args, tmp_path)
+    assert fake_server.requests[-1].tool_results()[0][1].startswith("hi")  # the command really ran
+    unused = sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_A_PLAIN_TURN))
+    assert unused == []
 
 
 PROBE_FRONTEND = """

@@ -13,6 +13,11 @@ anywhere (substitutions, subshells, function bodies, ``bash -c '...'`` and ``eva
 as bash will see them (``words.template``: ``$'rm'`` is ``rm``, ``$(echo rm)`` is any text). What cannot be
 read at all is recorded in ``unprovable`` (nesting too deep, a shell reading commands from its input, a
 computed ``bash -c`` text), and text bashlex cannot parse is covered by ``words.rough_commands``.
+
+A command of plain words only (``plain_words``: no quotes, expansions, globs, operators or comments) is
+split at its spaces without bashlex, whose import costs more CPU (~25 ms) than the rest of judging a
+command; bash splits such a text the same way (tests/permissions/test_plain_words.py checks it against
+real bash).
 """
 
 from __future__ import annotations
@@ -38,6 +43,14 @@ WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 SUBSTITUTION_TEXT = re.compile(r"\$\(|`|<\(|>\(")
 COMPUTED = re.compile(r"[$`{}*?\[]")
 SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O"})
+# Words bash reads as plain text wherever they stand (no quoting, expansion, globbing, operator or
+# comment), joined by spaces alone.
+PLAIN = re.compile(r"[A-Za-z0-9_\-./=:,+@% ]*")
+# Words that mean something else first in a command: a plain text starting with one goes to the parser.
+RESERVED_WORDS = frozenset(
+    {"case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select",
+     "then", "time", "until", "while"}
+)  # fmt: skip
 
 
 class SimpleCommand(msgspec.Struct, frozen=True):
@@ -106,13 +119,34 @@ def analyse(command: str) -> CommandShape:
     return shape
 
 
-def _analyse_into(command: str, shape: CommandShape, *, depth: int, top: bool) -> None:
-    from ink.permissions.bash_tables import bashlex as load_bashlex
+def plain_words(command: str) -> list[str] | None:
+    """The words of ``command`` if it is one simple command of plain words (``PLAIN``) whose first word is
+    not a reserved word, an assignment (``NAME=value``) or a job (``%1`` runs ``fg %1``); else None: only
+    the parser can tell."""
+    if not PLAIN.fullmatch(command):
+        return None
+    words = command.split()
+    if words and (words[0] in RESERVED_WORDS or "=" in words[0] or words[0].startswith("%")):
+        return None
+    return words
 
-    bashlex = load_bashlex()
+
+def _analyse_into(command: str, shape: CommandShape, *, depth: int, top: bool) -> None:
     if depth > MAX_DEPTH:
         shape.unprovable.append(f"it nests commands more than {MAX_DEPTH} levels deep")
         return
+    words = plain_words(command)
+    if words is None:
+        _parse_into(command, shape, depth=depth, top=top)
+    elif words:  # its templates are its words: nothing in them is computed
+        _Walker(shape, depth, command).add(SimpleCommand(tuple(words), (), tuple(words)), [], top=top)
+
+
+def _parse_into(command: str, shape: CommandShape, *, depth: int, top: bool) -> None:
+    """``_analyse_into`` through bashlex: any command, imported on first use."""
+    from ink.permissions.bash_tables import bashlex as load_bashlex
+
+    bashlex = load_bashlex()
     try:
         trees = bashlex.parse(command) if command.strip() else []
     except Exception as exc:  # bashlex raises ParsingError, NotImplementedError and worse on odd input
@@ -175,14 +209,18 @@ class _Walker:
                 self.redirect(part, top=top)
             self.inner(part)  # substitutions inside words and redirections
         found = SimpleCommand(tuple(words), tuple(assignments), tuple(templates))
+        self.add(found, [p for p in node.parts if p.kind == "redirect"], top=top)
+
+    def add(self, found: SimpleCommand, redirects: list[Any], *, top: bool) -> None:
+        """Record one simple command (its ``redirects``: the parser's nodes) and what it runs itself."""
         self.shape.nested.append(found)
         if top:
             self.shape.commands.append(found)
-            if words and COMPUTED.search(words[0]):
-                self.shape.unsure.append(f"the command name {words[0]!r} is computed when it runs")
-        if any(WILD in t for t in templates):
+            if found.words and COMPUTED.search(found.words[0]):
+                self.shape.unsure.append(f"the command name {found.words[0]!r} is computed when it runs")
+        if any(WILD in t for t in found.templates):
             self.shape.doubts.append(f"`{_shorten(found.text)}` is only known when it runs")
-        self.command_strings(templates, [p for p in node.parts if p.kind == "redirect"])
+        self.command_strings(list(found.templates), redirects)
 
     def redirect(self, node: Any, *, top: bool) -> None:
         target: Any = getattr(node, "output", None)
