@@ -1,8 +1,8 @@
 """The ``ink`` command: parse the command line, resolve settings, check them, start one frontend.
 
 This module is the only one that sees every layer, and it is on the path of ``ink --version``, so its
-top-level imports are the standard library's lightest: the settings, the provider (httpx) and each
-frontend are imported only once the chosen mode needs them.
+top-level imports are the standard library's lightest: the settings, the provider (and its HTTP client)
+and each frontend are imported only once the chosen mode needs them.
 
 Exit statuses: 0 success, 1 a failed run (print mode) or an internal error, 2 bad input (an unknown
 flag, a bad value, a config error, a missing key, an unreachable base URL), 130 interrupted.
@@ -109,8 +109,9 @@ def _main(args: list[str], redactor: Redactor) -> int:
 
 
 def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:
-    """Import the frontend (httpx comes with it) while the reachability probe runs, then start it. The
-    local model server ink runs itself is not probed: it starts with the app (``ink.wiring.local_part``)."""
+    """Import the frontend (the wiring and what it builds on) while the reachability probe runs, then start
+    it. The local model server ink runs itself is not probed: it starts with the app
+    (``ink.wiring.local_part``)."""
     import importlib
 
     from ink.local import serves_locally

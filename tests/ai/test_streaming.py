@@ -216,16 +216,18 @@ async def test_full_turn_history_passes_strict_mode(fake_server: FakeModelServer
 
 
 async def test_providers_can_share_one_client(fake_server: FakeModelServer) -> None:
-    import httpx
+    from ink.ai.http1 import HttpClient
 
     fake_server.script("a", "b")
-    async with httpx.AsyncClient() as client:
-        one = OpenAIProvider(api_key="k", base_url=fake_server.openai_base_url, client=client)
-        two = AnthropicProvider(api_key="k", base_url=fake_server.anthropic_base_url, client=client)
-        texts = [done_message(await collect(p, make_request())).text for p in (one, two)]
-        await one.aclose()  # does not close a client it does not own
-        assert not client.is_closed
+    client = HttpClient()
+    one = OpenAIProvider(api_key="k", base_url=fake_server.openai_base_url, client=client)
+    two = AnthropicProvider(api_key="k", base_url=fake_server.anthropic_base_url, client=client)
+    texts = [done_message(await collect(p, make_request())).text for p in (one, two)]
+    await one.aclose()  # does not close a client it does not own
+    assert not client.is_closed
+    await client.aclose()
     assert texts == ["a", "b"]
+    assert len({r.peer for r in fake_server.requests}) == 1, "one pooled connection served both providers"
 
 
 async def test_concurrent_streams_do_not_mix(fake_server: FakeModelServer, provider: Provider) -> None:

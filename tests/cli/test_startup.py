@@ -1,4 +1,5 @@
-"""Start-up stays light: ``ink --version`` (and ``--help``) import neither httpx nor any UI library."""
+"""Start-up stays light: ``ink --version`` (and ``--help``) import no HTTP stack nor any UI library; a
+turn imports ink's own HTTP/1.1 client (h11 on asyncio), never httpx."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.fakeserver import FakeModelServer, call, say
 
 HEAVY = (
     "httpx",
+    "h11",
     "httpcore",
     "anyio",
     "ssl",
@@ -60,12 +62,14 @@ def test_version_text(tmp_path: Path) -> None:
 
 
 def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path: Path) -> None:
-    """A headless turn loads no UI code, not even through httpx's optional command-line client (which
-    pulls in rich and pygments whenever click is installed, as it is in the dev environment)."""
+    """A headless turn loads no UI code (httpx's optional command-line client would pull in rich and
+    pygments whenever click is installed, as it is in the dev environment), and no httpx at all: the
+    providers speak HTTP/1.1 through h11."""
     fake_server.script(say("hi"))
     args = ["-p", "--no-session", "--base-url", fake_server.openai_base_url, "hello"]
     modules = imported_modules(args, tmp_path)
-    assert "httpx" in modules  # the turn really ran through the provider
+    assert "ink.ai.http1" in modules and "h11" in modules  # the turn really ran through the provider
+    assert not {"httpx", "httpcore", "anyio"} & modules
     ui = sorted(
         m for m in modules if m.split(".")[0] in ("rich", "prompt_toolkit", "textual", "pygments", "click")
     )

@@ -11,13 +11,13 @@ from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-import httpx
 import msgspec
 
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ThinkingBlock, Usage
 from ink.ai.provider import ModelRequest
@@ -39,8 +39,8 @@ STOP: dict[str, StopReason] = {
 class AnthropicProvider(SseProvider):
     """Streams replies from ``{base_url}/v1/messages``.
 
-    ``client`` (shared, closed by its owner) or ``transport`` (for a client this provider creates and
-    closes in ``aclose``).
+    ``client``: an ``HttpClient`` shared with others and closed by its owner; without one, the provider
+    creates its own and closes it in ``aclose``.
     """
 
     def __init__(
@@ -48,8 +48,7 @@ class AnthropicProvider(SseProvider):
         *,
         api_key: str | None,
         base_url: str = ANTHROPIC_BASE_URL,
-        client: httpx.AsyncClient | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        client: HttpClient | None = None,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         timeouts: RequestTimeouts | None = None,
@@ -60,7 +59,6 @@ class AnthropicProvider(SseProvider):
         self.http = HttpEndpoint(
             base_url.rstrip("/").removesuffix("/v1"),
             client=client,
-            transport=transport,
             retry=retry,
             headers=headers,
             timeouts=timeouts,

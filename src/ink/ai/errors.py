@@ -12,7 +12,7 @@
     ├── BadResponse               the server answered something that is not the protocol
     └── Refused                   the service stopped the reply itself (content filter, refusal)
 
-Foreign exceptions (httpx, json) are mapped at the provider boundary with ``raise ... from exc``.
+Foreign exceptions (the HTTP client's, json) are mapped at the provider boundary with ``raise ... from exc``.
 """
 
 from __future__ import annotations

@@ -13,22 +13,23 @@ count as silence. A timeout after connecting raises ``Silent``, and a 200 answer
 event at all raises ``BadResponse``: neither is retried (the server answered; asking again would only
 repeat the wait or the empty answer).
 
-Cancellation: the response lives in ``async with client.stream(...)``, so cancelling the consumer (the
-abort) or any error closes the connection before the exception leaves this module.
+Cancellation: the response is closed in a ``finally``, so cancelling the consumer (the abort) or any error
+closes its connection before the exception leaves this module. The HTTP/1.1 client is ``ink.ai.http1``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing
+from contextlib import aclosing
 from typing import Any, TypeVar
 
-import httpx
 import msgspec
 
 from ink.ai.errors import BadResponse, ProviderError, RateLimited, Silent
+from ink.ai.http1 import HttpClient, HttpError, Response
 from ink.ai.http_errors import error_from_response, error_from_transport
 from ink.ai.provider import ModelRequest
 from ink.ai.sse import LineTooLong, SseParser
@@ -37,6 +38,7 @@ from ink.ai.stream import ReplyDone, RetryScheduled, StreamEvent, TextDelta, Thi
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 429})
 KEEP_ALIVE_EVENTS = frozenset({"ping"})  # Anthropic's keep-alive; SSE comments never reach us as events
+WRITE_TIMEOUT = 60.0  # seconds to hand the request to the network
 
 
 class RequestTimeouts(msgspec.Struct, frozen=True):
@@ -46,10 +48,6 @@ class RequestTimeouts(msgspec.Struct, frozen=True):
     connect: float = 15.0
     first_byte: float = 300.0
     idle: float = 300.0
-
-    def for_httpx(self) -> httpx.Timeout:
-        """httpx's own limits; reading is bounded by the deadlines of ``stream_sse`` instead."""
-        return httpx.Timeout(connect=self.connect, read=None, write=60.0, pool=self.connect)
 
 
 DEFAULT_TIMEOUTS = RequestTimeouts()
@@ -86,16 +84,11 @@ def is_retryable(error: ProviderError) -> bool:
     return status is not None and (status in RETRY_STATUSES or status >= 500)
 
 
-def new_client(
-    base_url: str, transport: httpx.AsyncBaseTransport | None = None, timeouts: RequestTimeouts | None = None
-) -> httpx.AsyncClient:
-    """A client for one provider. Whoever creates it closes it (``aclose``).
-
-    For a plain-http base URL (a local server) the CA bundle is not loaded: no TLS is used and
-    redirects are not followed, so certificates never matter, and start-up saves ~30 ms."""
-    secure = not base_url.startswith("http://")
-    limits = (timeouts or DEFAULT_TIMEOUTS).for_httpx()
-    return httpx.AsyncClient(transport=transport, timeout=limits, verify=secure)
+def new_client(timeouts: RequestTimeouts | None = None) -> HttpClient:
+    """A client for one provider (or several: it pools per origin). Whoever creates it closes it
+    (``aclose``). Reading is bounded by the deadlines of ``stream_sse``, not by the client; the CA bundle
+    is loaded only for the first https connection, so a local server never pays for it."""
+    return HttpClient(connect_timeout=(timeouts or DEFAULT_TIMEOUTS).connect, write_timeout=WRITE_TIMEOUT)
 
 
 Attempt = Callable[[], AsyncGenerator[StreamEvent, None]]
@@ -128,7 +121,7 @@ async def with_retries(attempt: Attempt, policy: RetryPolicy) -> AsyncGenerator[
 
 
 def stream_sse(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     url: str,
     *,
     headers: Mapping[str, str],
@@ -156,7 +149,7 @@ async def drain(events: AsyncGenerator[str, None], limit: float = 0.5) -> None:
 
 
 async def _one_attempt(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     url: str,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
@@ -165,55 +158,51 @@ async def _one_attempt(
 ) -> AsyncGenerator[str, None]:
     clock = _Deadline(timeouts, url, provider)
     streamed = False
+    response: Response | None = None
     try:
-        async with AsyncExitStack() as stack:
-            response = await clock.bound(stack.enter_async_context(_post(client, url, headers, body, clock)))
-            clock.sent()  # a transport without httpcore's trace: the clock starts at the headers
-            if response.status_code >= 400:
-                await clock.bound(response.aread())
-                raise error_from_response(response, provider)
-            content_type = response.headers.get("content-type", "").partition(";")[0]
-            if "text/event-stream" not in content_type:
-                raise BadResponse(
-                    f"{url} did not answer with an event stream: its content-type is {content_type!r}",
-                    provider=provider,
-                )
-            parser = SseParser()
-            chunks = response.aiter_bytes()
-            while True:  # one deadline per network chunk, however many events it completes
-                chunk = await clock.bound(anext(chunks, None))
-                for event in parser.feed(chunk) if chunk is not None else parser.close():
-                    if event.event in KEEP_ALIVE_EVENTS:
-                        continue
-                    streamed = True
-                    yield event.data
-                    clock.restart()
-                if chunk is None:
-                    break
-            if not streamed:
-                raise BadResponse(
-                    f"{url} answered {response.status_code} with an empty event stream (no event at all); "
-                    "not retried",
-                    provider=provider,
-                )
-    except httpx.HTTPError as exc:
+        # as httpx sent ``json=``: compact, UTF-8, and NaN refused (no JSON parser reads it)
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        sending = client.send("POST", url, headers=headers, content=content, on_sent=clock.sent)
+        response = await clock.bound(sending)  # the first-byte clock starts once the request is out
+        if response.status >= 400:
+            await clock.bound(response.read())
+            raise error_from_response(response, provider)
+        content_type = (response.headers.get("content-type") or "").partition(";")[0]
+        if "text/event-stream" not in content_type:
+            raise BadResponse(
+                f"{url} did not answer with an event stream: its content-type is {content_type!r}",
+                provider=provider,
+            )
+        parser = SseParser()
+        chunks = response.aiter_bytes()
+        while True:  # one deadline per network chunk, however many events it completes
+            chunk = await clock.bound(anext(chunks, None))
+            for event in parser.feed(chunk) if chunk is not None else parser.close():
+                if event.event in KEEP_ALIVE_EVENTS:
+                    continue
+                streamed = True
+                yield event.data
+                clock.restart()
+            if chunk is None:
+                break
+        if not streamed:
+            raise BadResponse(
+                f"{url} answered {response.status} with an empty event stream (no event at all); not retried",
+                provider=provider,
+            )
+    except HttpError as exc:
         raise error_from_transport(exc, url, provider, streamed=streamed) from exc
     except LineTooLong as exc:
         raise BadResponse(f"{url}: {exc}; not retried", provider=provider) from exc
     finally:
+        if response is not None:
+            response.close()
         clock.stop()
-
-
-def _post(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, Any], clock: _Deadline
-) -> AbstractAsyncContextManager[httpx.Response]:
-    trace = {"trace": clock.on_trace}  # starts the first-byte clock once the request is out
-    return client.stream("POST", url, headers=dict(headers), json=body, extensions=trace)
 
 
 class _Deadline:
     """The time by which the server must say something: ``first_byte`` after the request was sent (the
-    connection and the upload are bounded by httpx's own connect and write timeouts), then ``idle`` after
+    connection and the upload are bounded by the client's own connect and write timeouts), then ``idle`` after
     each event, counted from when the consumer asks for the next one, so its own pauses are not the
     server's silence. ``bound`` runs one await under it and raises ``Silent`` when it passes; the deadline
     never runs out while the generator is suspended at a ``yield``.
@@ -236,12 +225,8 @@ class _Deadline:
         self._waiting: asyncio.Task[Any] | None = None  # the task in ``bound``, while it awaits
         self._expired = False
 
-    async def on_trace(self, name: str, info: Mapping[str, Any]) -> None:
-        """httpcore's ``trace`` extension: the request is sent once its body is."""
-        if name.endswith("send_request_body.complete"):
-            self.sent()
-
     def sent(self) -> None:
+        """The request is out (the client calls this once its body is handed to the network)."""
         if self.at is None:
             self._set(self.timeouts.first_byte)
 
@@ -253,7 +238,7 @@ class _Deadline:
         self.at = self._now() + seconds
         if self._timer is not None and self._timer_at > self.at:  # ``idle`` may be the shorter one
             self.stop()
-        if self._waiting is not None and self._timer is None:  # set while awaiting (the trace)
+        if self._waiting is not None and self._timer is None:  # set while awaiting (``sent``)
             self._arm(self.at)
 
     def _arm(self, when: float) -> None:
@@ -306,14 +291,13 @@ class _Deadline:
 class HttpEndpoint:
     """What every provider needs of HTTP: its base URL, retry policy and timeouts, its own headers merged
     with the caller's, and a client it either borrows (``client``, closed by its owner) or creates on
-    first use (from ``transport``) and closes in ``aclose``."""
+    first use and closes in ``aclose``."""
 
     def __init__(
         self,
         base_url: str,
         *,
-        client: httpx.AsyncClient | None,
-        transport: httpx.AsyncBaseTransport | None,
+        client: HttpClient | None,
         retry: RetryPolicy | None,
         headers: Mapping[str, str] | None,
         timeouts: RequestTimeouts | None = None,
@@ -324,15 +308,14 @@ class HttpEndpoint:
         self._extra_headers = dict(headers or {})
         self._client = client
         self._owns_client = client is None
-        self._transport = transport
 
     def headers(self, own: Mapping[str, str]) -> dict[str, str]:
         """The provider's ``own`` headers; the caller's extra headers win."""
         return {**own, **self._extra_headers}
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> HttpClient:
         if self._client is None:
-            self._client = new_client(self.base_url, self._transport, self.timeouts)
+            self._client = new_client(self.timeouts)
         return self._client
 
     async def aclose(self) -> None:

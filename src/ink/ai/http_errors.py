@@ -15,8 +15,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from ink.ai.errors import (
     AuthError,
     BadRequest,
@@ -27,6 +25,7 @@ from ink.ai.errors import (
     RateLimited,
     ServerError,
 )
+from ink.ai.http1 import ConnectError, Headers, HttpError, InvalidRequest, Response, Timeout
 
 _OVERFLOW = re.compile(
     r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|exceeds the context window"
@@ -44,7 +43,7 @@ def is_context_overflow(message: str, code: str | None = None, kind: str | None 
     return bool(_OVERFLOW.search(message))
 
 
-def parse_retry_after(headers: httpx.Headers) -> float | None:
+def parse_retry_after(headers: Headers) -> float | None:
     """Seconds to wait from ``retry-after-ms``, or ``retry-after`` as seconds or an HTTP date."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
@@ -90,8 +89,8 @@ def _opt_str(value: Any) -> str | None:
     return str(value) if value is not None else None
 
 
-def error_from_response(response: httpx.Response, provider: str) -> ProviderError:
-    """The error for a non-2xx answer whose body has been read."""
+def error_from_response(response: Response, provider: str) -> ProviderError:
+    """The error for a non-2xx answer whose body has been read (``Response.read``)."""
     text = response.text
     try:
         payload: Any = json.loads(text) if text else None
@@ -99,9 +98,9 @@ def error_from_response(response: httpx.Response, provider: str) -> ProviderErro
         payload = None
     message, kind, code = error_details(payload)
     if message is None:
-        message = text.strip()[:_MAX_BODY_CHARS] or response.reason_phrase or "no error message"
+        message = text.strip()[:_MAX_BODY_CHARS] or response.reason or "no error message"
     return error_for_status(
-        response.status_code,
+        response.status,
         message,
         provider,
         kind=kind,
@@ -137,12 +136,15 @@ def error_for_status(
     return ServerError(message, provider=provider)
 
 
-def error_from_transport(exc: httpx.HTTPError, url: str, provider: str, *, streamed: bool) -> ProviderError:
-    """A failure below HTTP: no connection, timeout, or a stream that broke off."""
+def error_from_transport(exc: HttpError, url: str, provider: str, *, streamed: bool) -> ProviderError:
+    """A failure below HTTP: no connection, timeout, or a stream that broke off; or a request that cannot
+    be sent as it is (a header value from the configuration, the proxy's kind): not retried."""
     detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, InvalidRequest):
+        return BadRequest(f"cannot send the request to {url}: {detail}; not retried", provider=provider)
+    if isinstance(exc, ConnectError):
         return ConnectionFailed(f"cannot connect to {url}: {detail}", provider=provider)
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, Timeout):
         return ConnectionFailed(f"timed out talking to {url}: {detail}", provider=provider)
     if streamed:
         return ConnectionFailed(f"the stream from {url} broke off: {detail}", provider=provider)

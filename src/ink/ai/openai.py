@@ -14,12 +14,12 @@ from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-import httpx
 import msgspec
 
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, Usage
 from ink.ai.openai_convert import openai_body
@@ -39,9 +39,10 @@ FINISH: dict[str, StopReason] = {
 class OpenAIProvider(SseProvider):
     """Streams replies from ``{base_url}/chat/completions``.
 
-    ``client`` (shared, closed by its owner) or ``transport`` (for a client this provider creates and
-    closes in ``aclose``). ``max_tokens_field``: OpenAI itself wants ``max_completion_tokens``; most
-    compatible servers only know ``max_tokens`` (the default for a non-OpenAI ``base_url``).
+    ``client``: an ``HttpClient`` shared with others and closed by its owner; without one, the provider
+    creates its own and closes it in ``aclose``. ``max_tokens_field``: OpenAI itself wants
+    ``max_completion_tokens``; most compatible servers only know ``max_tokens`` (the default for a
+    non-OpenAI ``base_url``).
     """
 
     def __init__(
@@ -49,8 +50,7 @@ class OpenAIProvider(SseProvider):
         *,
         api_key: str | None,
         base_url: str = OPENAI_BASE_URL,
-        client: httpx.AsyncClient | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        client: HttpClient | None = None,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         timeouts: RequestTimeouts | None = None,
@@ -62,7 +62,6 @@ class OpenAIProvider(SseProvider):
         self.http = HttpEndpoint(
             base_url.rstrip("/"),
             client=client,
-            transport=transport,
             retry=retry,
             headers=headers,
             timeouts=timeouts,

@@ -18,11 +18,10 @@ from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-import httpx
-
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
 from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
 from ink.ai.openai import OPENAI_BASE_URL, bearer_headers
@@ -36,15 +35,14 @@ END_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
 class OpenAIResponsesProvider(SseProvider):
-    """Streams replies from ``{base_url}/responses``; ``client``/``transport`` as ``OpenAIProvider``."""
+    """Streams replies from ``{base_url}/responses``; ``client`` as ``OpenAIProvider``."""
 
     def __init__(
         self,
         *,
         api_key: str | None,
         base_url: str = OPENAI_BASE_URL,
-        client: httpx.AsyncClient | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        client: HttpClient | None = None,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         name: str = "openai-responses",
@@ -55,7 +53,6 @@ class OpenAIResponsesProvider(SseProvider):
         self.http = HttpEndpoint(
             base_url.rstrip("/"),
             client=client,
-            transport=transport,
             retry=retry,
             headers=headers,
             timeouts=timeouts,

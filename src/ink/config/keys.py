@@ -84,9 +84,9 @@ PROVIDER_KEYS = _keys(
 
 
 def check_base_url(url: str, where: str) -> str:
-    """A base URL must be absolute http(s) with a host, and hold no ``user:password@``: httpx would send
-    that as Basic auth in place of the API key. Returns it without a trailing slash. Errors never quote
-    the password (``shown_url``)."""
+    """A base URL must be absolute http(s) with a host, and hold no ``user:password@``: HTTP clients
+    (httpx among them) send that as Basic auth in place of the API key. Returns it without a trailing
+    slash. Errors never quote the password (``shown_url``)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url.strip())

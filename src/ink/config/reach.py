@@ -4,8 +4,8 @@ A wrong port or a server that is not started should be one clear line at start-u
 connection error in the middle of the first turn. The probe runs in a thread so the command line can
 import the provider and tools meanwhile; on a healthy set-up it costs no wall time.
 
-When the environment routes the URL through a proxy (HTTPS_PROXY and friends, honoured by httpx too),
-the proxy is what must answer, so the proxy is probed instead.
+When the environment routes the URL through a proxy (HTTPS_PROXY and friends, ``ink.proxies``: the
+providers' client follows the same rule), the proxy is what must answer, so the proxy is probed instead.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import socket
 import threading
 from collections.abc import Mapping
 from urllib.parse import urlsplit
+
+from ink.proxies import proxy_for
 
 DEFAULT_TIMEOUT = 3.0
 
@@ -73,26 +75,10 @@ def _target(url: str, env: Mapping[str, str]) -> tuple[str, int, str]:
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    proxy = _proxy_for(parts.scheme, host, env)
+    proxy = proxy_for(url, env)
     if proxy:
-        proxied = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        proxied = urlsplit(proxy)
         if proxied.hostname:
             proxy_port = proxied.port or (443 if proxied.scheme == "https" else 80)
             return proxied.hostname, proxy_port, f" (via proxy {proxied.hostname}:{proxy_port})"
     return host, port, ""
-
-
-def _proxy_for(scheme: str, host: str, env: Mapping[str, str]) -> str | None:
-    lowered = {k.lower(): v for k, v in env.items() if v}
-    if _bypassed(host, lowered.get("no_proxy", "")):
-        return None
-    return lowered.get(f"{scheme}_proxy") or lowered.get("all_proxy")
-
-
-def _bypassed(host: str, no_proxy: str) -> bool:
-    if host in ("localhost", "127.0.0.1", "::1"):
-        return True
-    for entry in (e.strip().lstrip(".") for e in no_proxy.split(",")):
-        if entry == "*" or (entry and (host == entry or host.endswith("." + entry))):
-            return True
-    return False

@@ -63,7 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "question_delay": 0.5,
     "thinking": "off",
     "max_tokens": 8192,
-    "connect_timeout": 15.0,  # the same defaults as ink.ai.http.RequestTimeouts (not imported: httpx)
+    "connect_timeout": 15.0,  # the same defaults as ink.ai.http.RequestTimeouts (not imported here)
     "first_byte_timeout": 300.0,
     "idle_timeout": 300.0,
 }

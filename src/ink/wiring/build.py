@@ -339,7 +339,7 @@ def settings_for(settings: Settings, model: str, provider: str | None = None) ->
 
 
 def build_provider(settings: Settings) -> Provider:
-    """The provider for ``settings.provider``; its module (and httpx) is imported only here."""
+    """The provider for ``settings.provider``; its module (and the HTTP client) is imported only here."""
     from ink.ai.http import RequestTimeouts
     from ink.config.catalogue import protocol_for
 
