@@ -144,8 +144,10 @@ class SessionCheckpoints:
     """The checkpoints of the app's open session. ``open`` is called again when the session changes; the
     previous session's pending snapshots finish in the background (``aclose`` waits for them)."""
 
-    def __init__(self, controller: RunController, ink_home: Path, workspace: Path) -> None:
-        self.controller, self.ink_home, self.workspace = controller, ink_home, workspace
+    def __init__(self, controller: Callable[[], RunController], ink_home: Path, workspace: Path) -> None:
+        """``controller``: the app's, read when needed (the controller is built after the gate, which
+        goes into its set-up)."""
+        self._controller, self.ink_home, self.workspace = controller, ink_home, workspace
         self.current: Checkpoints | None = None
         self._closing: set[asyncio.Future[None]] = set()
         self._tasks: set[asyncio.Future[RewindResult]] = set()
@@ -165,6 +167,10 @@ class SessionCheckpoints:
             closing = asyncio.ensure_future(previous.aclose())
             self._closing.add(closing)
             closing.add_done_callback(self._closing.discard)
+
+    @property
+    def controller(self) -> RunController:
+        return self._controller()
 
     def _notify(self, text: str) -> None:
         self.controller.emit(Notice(text, "warning"))

@@ -131,6 +131,7 @@ class RunController:
         force_exit: Callable[[int], None] = _exit_now,
         permissions: PermissionBroker | None = None,
         tasks: Tasks | None = None,
+        changed_files: ChangedFiles | None = None,
     ) -> None:
         """``permissions``: the broker the permission hook in ``setup`` asks through (made before the
         controller, it emits through it); by default one of its own. ``tasks``: the owner of the task
@@ -156,7 +157,7 @@ class RunController:
         self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
         self.tasks = tasks if tasks is not None else setup.tasks
         # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
-        self.changed_files: ChangedFiles | None = None
+        self.changed_files = changed_files
 
     # -- observing -------------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ class App:
         command_limit: CommandToolLimit | None = None,
         agents: SubAgents | None = None,
         parts: Sequence[AppPart] = (),
+        checkpoints: SessionCheckpoints | None = None,
     ) -> None:
         self.settings = settings
         self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
@@ -76,7 +77,7 @@ class App:
         self.command_limit = command_limit  # the controller's before_tool: the checks, in order
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
-        self.checkpoints: SessionCheckpoints | None = None  # of the workspace, for rewind (docs/rewind.md)
+        self.checkpoints = checkpoints  # of the workspace, for rewind (docs/rewind.md)
         self.spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app
         self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
         self._closed = False
@@ -84,6 +85,9 @@ class App:
         self._unsubscribe_session = (
             controller.subscribe(session.on_event) if session is not None else lambda: None
         )
+        if checkpoints is not None:
+            checkpoints.open(self.session_id)
+            controller.subscribe(checkpoints.on_event)
         tasks.on_error = self._task_failed
 
     def part(self, kind: type[P]) -> P | None:

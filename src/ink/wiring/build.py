@@ -43,6 +43,7 @@ from ink.wiring.app import App
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
+    from ink.rewind import SessionCheckpoints
     from ink.store import SessionHandle, SessionInfo, SessionStore
     from ink.wiring.parts import AppPart
 
@@ -88,7 +89,9 @@ def build_app(
     Permissions: unless ``before_tool`` replaces it, the hook is built from the settings (mode, rules,
     remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
     ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
-    ``checkpoints``: snapshot the workspace before each input, for rewind (``install_checkpoints``)."""
+    ``checkpoints``: snapshot the workspace before each input, for rewind (``ink.rewind``): taken as
+    each input enters the history, kept with the open session, waited for by every tool call that may
+    change files, and asked for the files an aborted run changed (its receipt)."""
     sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
     tasks = Tasks()
@@ -112,6 +115,8 @@ def build_app(
     limit = CommandToolLimit(
         lambda: controller.history, hooks.before_tool(permission) if hooks is not None else permission
     )
+    rewind = _session_checkpoints(settings, lambda: controller) if checkpoints else None
+    gate = rewind.gate(limit) if rewind is not None else limit  # first in the chain: see ink.rewind
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
     agents, task = build_task_tool(settings, lambda: controller.setup, emit, lambda: app.session)
     tools = (*build_tools(settings, processes), task)
@@ -126,7 +131,7 @@ def build_app(
         max_iterations=settings.max_iterations,
         max_tokens=settings.max_tokens,
         scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
-        before_tool=limit,
+        before_tool=gate,
         after_tool=hooks.after_tool if hooks is not None else None,
         on_prompt=hooks.on_prompt if hooks is not None else None,
         on_stop=hooks.on_stop if hooks is not None else None,
@@ -143,6 +148,7 @@ def build_app(
         force_exit=force_exit or hard_exit(processes),
         permissions=broker,
         tasks=tasks,
+        changed_files=rewind.changed_files if rewind is not None else None,
     )
     commands = load_commands(settings.cwd, settings.ink_home)
     for warning in commands.warnings:
@@ -163,28 +169,15 @@ def build_app(
         command_limit=limit,
         agents=agents,
         parts=parts,
+        checkpoints=rewind,
     )
-    if checkpoints:
-        install_checkpoints(app)
     return app
 
 
-def install_checkpoints(app: App) -> None:
-    """Workspace checkpoints for rewind (docs/rewind.md): taken as each input enters the history, kept
-    with the open session (re-opened when it changes), waited for by every tool call (the gate goes
-    first in the ``before_tool`` chain), and asked for the files an aborted run changed (its receipt).
-    They need the controller, so the gate joins its set-up once both exist (before any run)."""
-    from ink.rewind import SessionCheckpoints
+def _session_checkpoints(settings: Settings, controller: Callable[[], RunController]) -> SessionCheckpoints:
+    from ink.rewind import SessionCheckpoints  # with its git machinery: only when checkpoints are on
 
-    controller, settings = app.controller, app.settings
-    part = SessionCheckpoints(controller, settings.ink_home, settings.cwd)
-    part.open(app.session_id)
-    app.checkpoints = part
-    controller.subscribe(part.on_event)
-    controller.setup = msgspec.structs.replace(
-        controller.setup, before_tool=part.gate(controller.setup.before_tool)
-    )
-    controller.changed_files = part.changed_files
+    return SessionCheckpoints(controller, settings.ink_home, settings.cwd)
 
 
 def build_task_tool(
