@@ -36,7 +36,7 @@ from tests.fakeserver import FakeModelServer, Reply, call, say
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "startup.md"
 LAUNCHER = ROOT / "bench" / "measure_child.py"
-HTTPX_FLOOR = ROOT / "bench" / "httpx_floor.py"
+STACK_FLOOR = ROOT / "bench" / "stack_floor.py"
 TARGETS = {"version": 0.08, "turn": 0.2, "rss_mb": 60.0, "x_loop": 2.0}
 
 
@@ -148,12 +148,12 @@ def run(n: int, protocol: str) -> list[Row]:
         ink = [py, "-m", "ink", "-p", "--no-session", "--provider", protocol]
         ink += ["--base-url", server.base_url(protocol), "--api-key", "k"]
         baseline = [py, str(ROOT / "bench" / "baseline_loop.py"), server.openai_base_url]
-        floor = [py, str(HTTPX_FLOOR), server.openai_base_url]
+        floor = [py, str(STACK_FLOOR), server.openai_base_url]
         text_turn = lambda _request: say("The file ", "says 42.")  # noqa: E731
         cases: list[tuple[str, list[str], Callable[[object], Reply] | None, str]] = [
             ("python -c pass (interpreter floor)", [py, "-c", "pass"], None, ""),
             ("ink --version", [py, "-m", "ink", "--version"], None, "<= 0.08 s"),
-            ("asyncio + httpx, same request (stack floor)", floor, text_turn, ""),
+            ("asyncio + ink.ai.http1, same request (stack floor)", floor, text_turn, ""),
         ]
         rows = []
         for name, argv, responder, target in cases:
@@ -230,8 +230,8 @@ def report(rows: list[Row], n: int, protocol: str) -> str:
 
 def verdicts(rows: list[Row]) -> list[str]:
     """One line per side-by-side target, saying plainly whether this run met it, beside what asyncio +
-    httpx alone (the stack floor, one request) cost next to the same loop runs."""
-    floor = [s.cpu for r in rows if r.name.startswith("asyncio + httpx") for s in r.samples]
+    ink's HTTP client alone (the stack floor, one request) cost next to the same loop runs."""
+    floor = [s.cpu for r in rows if r.name.startswith("asyncio + ink.ai.http1") for s in r.samples]
     out = []
     for row in rows:
         if row.loop is None or "x loop" not in row.target:

@@ -40,6 +40,30 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     return proxy if "://" in proxy else f"http://{proxy}"
 
 
+def proxy_problem(proxy: str) -> str | None:
+    """Why ink cannot use the proxy URL ``proxy`` (as ``proxy_for`` gives it), or None. Only http:// and
+    https:// proxies are spoken to (SOCKS is not: httpx needed an extra package for it, which ink never
+    installed). Never quotes the credentials."""
+    parts = urlsplit(proxy)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+        bad_port = True
+    else:
+        bad_port = False
+    shown = f"{scheme}://{parts.hostname or ''}" + (f":{port}" if port else "")
+    if scheme not in ("http", "https"):
+        return (
+            f"the proxy {shown} (from the environment's *_PROXY variables) is a {scheme} proxy; ink speaks "
+            "only to http:// and https:// proxies (name the host in NO_PROXY to go direct)"
+        )
+    if not parts.hostname or bad_port:
+        return f"the proxy {shown} (from the environment's *_PROXY variables) has no valid host and port"
+    return None
+
+
 def proxy_variables(env: Mapping[str, str]) -> dict[str, str]:
     """``{"http": ..., "https": ..., "all": ..., "no": ...}`` from ``*_proxy`` variables, the lower-case
     spelling winning over the upper-case one; empty values are left out."""

@@ -347,3 +347,27 @@ def test_the_ca_bundle_is_read_once_per_choice(authority: Authority, tmp_path: P
     env = {"SSL_CERT_FILE": str(authority.ca_file)}
     assert default_tls_context(env) is default_tls_context(dict(env))
     assert default_tls_context({}) is not default_tls_context(env)
+
+
+async def test_a_proxy_url_with_a_bad_port_is_an_invalid_request_not_a_crash() -> None:
+    client = HttpClient(env={"HTTPS_PROXY": "http://proxy.corp:99999"})
+    with pytest.raises(InvalidRequest, match="no valid host and port"):
+        await fetch(client, "https://api.example.org/")
+
+
+def test_response_headers_are_case_insensitive_and_retry_after_reads_every_form() -> None:
+    """The headers ``error_from_response`` reads: ``retry-after-ms``, seconds, or an HTTP date."""
+    import email.utils
+    import time
+
+    from ink.ai.http1 import Headers
+    from ink.ai.http_errors import parse_retry_after
+
+    headers = Headers([(b"retry-after", b"7"), (b"x-many", b"a"), (b"x-many", b"b")])
+    assert headers.get("Retry-After") == "7" and headers["X-MANY"] == "a, b" and "x-none" not in headers
+    assert parse_retry_after(headers) == 7.0
+    assert parse_retry_after(Headers([(b"retry-after-ms", b"250"), (b"retry-after", b"9")])) == 0.25
+    later = email.utils.formatdate(time.time() + 30, usegmt=True).encode()
+    waited = parse_retry_after(Headers([(b"retry-after", later)]))
+    assert waited is not None and 25 < waited <= 30
+    assert parse_retry_after(Headers([(b"retry-after", b"soon")])) is None

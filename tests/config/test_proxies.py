@@ -82,3 +82,18 @@ def test_the_probe_knocks_at_the_proxy_the_client_will_use() -> None:
     probe = Probe("https://api.model.invalid/v1", "default", {"HTTPS_PROXY": f"127.0.0.1:{port}"})
     problem = probe.problem()
     assert problem is not None and f"(via proxy 127.0.0.1:{port})" in problem
+
+
+def test_the_probe_refuses_a_socks_proxy_before_any_turn() -> None:
+    """The client could not use it: one line at start-up, never quoting the proxy's password."""
+    env = {"ALL_PROXY": "socks5h://me:secret@127.0.0.1:1080"}
+    problem = Probe("https://api.example.org/v1", "default", env).problem()
+    assert problem is not None
+    assert "socks5h proxy; ink speaks only to http:// and https:// proxies" in problem
+    assert "secret" not in problem
+
+
+def test_a_proxy_with_a_bad_port_is_a_problem_not_a_crash() -> None:
+    env = {"HTTPS_PROXY": "http://proxy.corp:99999"}
+    problem = Probe("https://api.example.org/v1", "default", env).problem()
+    assert problem is not None and "no valid host and port" in problem

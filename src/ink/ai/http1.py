@@ -33,7 +33,6 @@ naming the header, never showing its value (it is often a key).
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import select
 import socket
@@ -45,7 +44,7 @@ from urllib.parse import unquote, urlsplit
 import h11
 
 from ink import __version__
-from ink.proxies import proxy_for
+from ink.proxies import proxy_for, proxy_problem
 
 KEEPALIVE_EXPIRY = 5.0  # seconds, httpx's default
 MAX_IDLE_PER_ORIGIN = 8
@@ -406,22 +405,20 @@ class _Proxy:
     __slots__ = ("authorization", "hop", "host", "port", "scheme", "shown")
 
     def __init__(self, url: str) -> None:
+        problem = proxy_problem(url)
+        if problem is not None:
+            raise InvalidRequest(problem)
         parts = urlsplit(url)
         self.scheme = parts.scheme.lower()
-        self.shown = f"{self.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-        if self.scheme not in ("http", "https"):
-            raise InvalidRequest(
-                f"the proxy {self.shown} (from the environment's *_PROXY variables) is a {self.scheme} "
-                "proxy; ink speaks only to http:// and https:// proxies (name the host in NO_PROXY to go "
-                "direct)"
-            )
-        if not parts.hostname:
-            raise InvalidRequest(f"the proxy {url!r} in the environment names no host")
+        self.shown = f"{self.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        assert parts.hostname is not None  # checked by ``proxy_problem``
         self.host = parts.hostname
         self.port = parts.port or (443 if self.scheme == "https" else 80)
         self.hop = (self.host, self.port, self.scheme)  # where the connection goes first
         self.authorization: str | None = None
         if parts.username is not None:
+            import base64  # only for a proxy with credentials
+
             pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
             self.authorization = "Basic " + base64.b64encode(pair).decode("ascii")
 

@@ -8,7 +8,6 @@ to the raw body. Context overflow is recognised by the codes and phrases the rea
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -58,6 +57,8 @@ def parse_retry_after(headers: Headers) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # ~4 ms, and a date here is rare: only now
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from ink.proxies import proxy_for
+from ink.proxies import proxy_for, proxy_problem
 
 DEFAULT_TIMEOUT = 3.0
 
@@ -29,13 +29,18 @@ class Probe:
         self.url = url
         self.origin = origin
         self.timeout = timeout
-        self._target = _target(url, env)
+        proxy = proxy_for(url, env)
+        self._unusable = proxy_problem(proxy) if proxy else None  # a SOCKS proxy: said before any turn
+        self._target = _target(url, proxy if self._unusable is None else None)
         self._error: str | None = None
         self._thread = threading.Thread(target=self._connect, name="ink-reach", daemon=True)
         self._thread.start()
 
     def _connect(self) -> None:
         host, port, via = self._target
+        if self._unusable is not None:
+            self._error = self._unusable
+            return
         try:
             with socket.create_connection((host, port), timeout=self.timeout):
                 pass
@@ -70,12 +75,11 @@ def _fix(origin: str) -> str:
     return f"start the server, or correct base_url in {origin} (or override it with --base-url)"
 
 
-def _target(url: str, env: Mapping[str, str]) -> tuple[str, int, str]:
+def _target(url: str, proxy: str | None) -> tuple[str, int, str]:
     """(host, port, " via proxy ..." or "") of what a connection to ``url`` really goes to."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    proxy = proxy_for(url, env)
     if proxy:
         proxied = urlsplit(proxy)
         if proxied.hostname:
