@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ink.ai.errors import BadRequest
-from ink.ai.http1 import ConnectError, ConnectionBroken, HttpClient, InvalidRequest
+from ink.ai.http1 import ConnectError, ConnectionBroken, HttpClient, InvalidRequest, Timeout
 from ink.ai.openai import OpenAIProvider
 from tests.ai.helpers import collect, done_message, make_request
 from tests.ai.wire_peers import Authority, CountingProxy, Received, ScriptedServer, make_authority
@@ -371,3 +371,52 @@ def test_response_headers_are_case_insensitive_and_retry_after_reads_every_form(
     waited = parse_retry_after(Headers([(b"retry-after", later)]))
     assert waited is not None and 25 < waited <= 30
     assert parse_retry_after(Headers([(b"retry-after", b"soon")])) is None
+
+
+async def test_a_server_that_stops_reading_hits_the_write_timeout() -> None:
+    """The server takes the connection and never reads: once the socket buffers are full, sending the
+    rest of a large body waits, and the write timeout ends it with a ``Timeout``, not a hang."""
+    stalled = asyncio.Event()
+
+    async def never_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await stalled.wait()
+        writer.close()
+
+    server = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = HttpClient(env={}, write_timeout=0.3)
+    sent: list[bool] = []
+    with pytest.raises(Timeout, match=r"sending the request took longer than 0\.3 s"):
+        url, body = f"http://127.0.0.1:{port}/", bytes(32 << 20)
+        await client.send("POST", url, headers={}, content=body, on_sent=lambda: sent.append(True))
+    assert sent == [], "the first-byte clock never started: the request was not out"
+    stalled.set()
+    await client.aclose()
+    server.close()
+    await server.wait_closed()
+
+
+async def test_a_connection_that_is_never_accepted_hits_the_connect_timeout() -> None:
+    """A listener whose queue is full (nothing accepts): the kernel drops the handshake, connecting waits,
+    and the connect timeout ends it, naming the limit."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        address = listener.getsockname()
+        fillers = []
+        for _ in range(4):  # more than the queue holds
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(address)
+            fillers.append(filler)
+        try:
+            client = HttpClient(env={}, connect_timeout=0.5)
+            connecting = r"connecting to 127\.0\.0\.1:\d+ took longer than 0\.5 s"
+            async with asyncio.timeout(10):  # were it accepted, the answer would never come: fail, not hang
+                with pytest.raises(Timeout, match=connecting):
+                    await fetch(client, f"http://127.0.0.1:{address[1]}/")
+        finally:
+            for filler in fillers:
+                filler.close()

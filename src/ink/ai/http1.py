@@ -284,12 +284,12 @@ class HttpClient:
         on_sent: Callable[[], None] | None,
     ) -> Response:
         state = connection.h11
-        data = state.send(request)
-        if content:
-            data += state.send(h11.Data(data=content))
-        data += state.send(h11.EndOfMessage())
+        pieces = [state.send(request)]
+        if content:  # the body as it is, not copied into the head
+            pieces += state.send_with_data_passthrough(h11.Data(data=content)) or ()
+        pieces.append(state.send(h11.EndOfMessage()))
         try:
-            connection.writer.write(data)
+            connection.writer.writelines(pieces)
             async with asyncio.timeout(self.write_timeout):
                 await connection.writer.drain()
         except TimeoutError:
