@@ -23,6 +23,9 @@ could notice is kept, the same way:
   sending the request. Reading is not bounded here: the SSE loop keeps its own deadlines.
 - Request bodies are bytes with a ``content-length``; ``accept-encoding: identity`` (an event stream is
   not compressed, and error bodies are small).
+- Left out, as nothing a model call needs: redirects (httpx did not follow them either), HTTP/2 (off in
+  httpx by default), and cookies (httpx kept a service's ``set-cookie`` for the client's next requests;
+  the model APIs authenticate by key and do not need them back).
 
 Failures are ``HttpError``s: ``ConnectError`` (no connection), ``Timeout``, ``ConnectionBroken`` (reset,
 closed early, or not HTTP/1.1), and ``InvalidRequest`` (cannot be sent as asked: sending again would fail
