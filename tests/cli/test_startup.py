@@ -77,8 +77,9 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 
 
 # What a print-mode turn that runs one allowed plain command does not need: each is imported where it
-# is used (the bash parser for a command that is not plain words).
-NOT_FOR_A_PLAIN_TURN = ("bashlex", "ink.permissions.bash_tables")
+# is used (the bash parser for a command that is not plain words, psutil to search or signal a process
+# that lives on).
+NOT_FOR_A_PLAIN_TURN = ("bashlex", "ink.permissions.bash_tables", "psutil")
 
 
 def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(

@@ -14,7 +14,7 @@ import pytest
 
 from ink.tools import proctree
 from tests.processes import kill_tree
-from tests.waiting import wait_for_file
+from tests.waiting import poll_until, wait_for_file
 
 _NO_SUCH_PID = 2**22 + 1  # above the largest pid Linux hands out
 
@@ -54,3 +54,24 @@ def test_a_child_forked_by_another_thread_is_found() -> None:
 
 def test_a_process_that_is_gone_has_no_children() -> None:
     assert proctree.children(_NO_SUCH_PID) == [] and proctree.descendants(_NO_SUCH_PID) == []
+
+
+def test_a_start_time_is_psutils_since_boot_and_names_one_process(tmp_path: Path) -> None:
+    """The stamp that tells a process from a later one with its pid (R35: only processes proven ours are
+    signalled): psutil's own start time counted from boot, read without psutil; a zombie keeps it; a
+    process that is gone has none. A command name with spaces and parentheses does not shift it."""
+    odd = tmp_path / "a) (b c"
+    odd.symlink_to("/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep")
+    child = subprocess.Popen([str(odd), "30"])
+    try:
+        stamp = proctree.start_time(child.pid)
+        for pid in (child.pid, os.getpid()):
+            since_boot = psutil.Process(pid).create_time() - psutil.boot_time()
+            assert proctree.start_time(pid) == pytest.approx(since_boot, abs=1e-6)
+        child.kill()
+        poll_until(lambda: psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE, what="a zombie")
+        assert proctree.start_time(child.pid) == stamp  # a zombie: dead, its pid not free yet
+    finally:
+        child.kill()
+        child.wait()
+    assert proctree.start_time(child.pid) is None and proctree.start_time(_NO_SUCH_PID) is None

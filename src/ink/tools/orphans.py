@@ -147,7 +147,4 @@ def reap() -> None:
 
 
 def _start_time(proc: psutil.Process) -> float | None:
-    try:
-        return proc.create_time()
-    except psutil.Error:
-        return None
+    return proctree.start_time(proc.pid)

@@ -33,7 +33,7 @@ from ink.tools import orphans, proctree
 if TYPE_CHECKING:
     import psutil
 else:
-    psutil = lazy_module("psutil")  # ~5 ms: loaded when the first process is registered or reaped
+    psutil = lazy_module("psutil")  # ~9 ms: loaded when a living process is searched or signalled
 
 TOKEN_ENV = orphans.TOKEN_ENV  # "INK_PROCESS_TOKEN"
 DEFAULT_KILL_DELAY = 0.5
@@ -95,7 +95,7 @@ class ProcessRegistry:
         if len(self._entries) >= _PRUNE_ABOVE:
             self.prune()
         orphans.own_child(pid)  # started by ink (a command, an MCP server): never taken for an orphan
-        entry = ProcessEntry(pid, command, token, _create_time(pid))
+        entry = ProcessEntry(pid, command, token, proctree.start_time(pid))
         self._entries.append(entry)
         return entry
 
@@ -116,10 +116,9 @@ class ProcessRegistry:
         except psutil.Error:
             return
         for child in children:
-            try:
-                entry.seen[child.pid] = child.create_time()
-            except psutil.Error:
-                pass
+            started = proctree.start_time(child.pid)
+            if started is not None:
+                entry.seen[child.pid] = started
 
     def alive(self, entries: Iterable[ProcessEntry] | None = None) -> list[psutil.Process]:
         """The living processes of ``entries`` (default: all), zombies excluded."""
@@ -198,22 +197,17 @@ class ProcessRegistry:
         self._entries = [e for e in self._entries if all(e is not c for c in entries)]
 
 
-def _create_time(pid: int) -> float | None:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
-
-
 def _verified(pid: int, create_time: float | None) -> psutil.Process | None:
-    """The process ``pid`` if it is still the one that started at ``create_time`` (not a recycled pid)."""
-    if create_time is None:
+    """The process ``pid`` if it is still the one that started at ``create_time`` (``proctree.start_time``;
+    not a recycled pid). One that is gone costs no psutil: it is only loaded for a process that lives."""
+    if create_time is None or proctree.start_time(pid) != create_time:
         return None
     try:
         proc = psutil.Process(pid)
-        return proc if proc.create_time() == create_time else None
     except psutil.Error:
         return None
+    # the pid may have been reused before psutil read it: psutil's object is the process checked again
+    return proc if proctree.start_time(pid) == create_time else None
 
 
 def _seen_alive(entry: ProcessEntry) -> bool:

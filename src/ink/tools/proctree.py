@@ -8,6 +8,9 @@ a kernel built without them) ``available`` is False and callers search the old w
 The lists are live kernel state, so a pid in them is a child at the moment of reading (never a recycled
 pid); like any search of a changing tree, a child forked or re-parented while it is read can be missed,
 which the callers' second search after signalling covers.
+
+``start_time`` tells a process from a later one that reuses its pid: read from ``/proc`` on Linux, so a
+command that starts and ends as expected never needs psutil (~9 ms to import).
 """
 
 from __future__ import annotations
@@ -21,6 +24,29 @@ def _probe() -> bool:
 
 
 _AVAILABLE = _probe()
+_PROC_STAT = os.path.exists(f"/proc/{os.getpid()}/stat")
+_TICKS = os.sysconf("SC_CLK_TCK") if _PROC_STAT else 1
+_STARTTIME = 19  # field 22 of /proc/PID/stat, counted from field 3, the first after the ``(comm)``
+
+
+def start_time(pid: int) -> float | None:
+    """When ``pid`` started (a zombie too); None when there is no such process. The same process always
+    gives the same value and a process that reuses the pid a different one. The unit is this module's
+    own (seconds since boot on Linux): compare only values it returned."""
+    if not _PROC_STAT:
+        import psutil  # not Linux: no /proc to read
+
+        try:
+            return float(psutil.Process(pid).create_time())
+        except psutil.Error:
+            return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # the command name may hold spaces and parentheses
+    return int(fields[_STARTTIME]) / _TICKS
 
 
 def available() -> bool:
