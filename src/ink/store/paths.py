@@ -7,7 +7,6 @@ with the creation time, so a folder listing is also a chronological one.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -56,6 +55,8 @@ def cwd_folder(session_dir: Path, cwd: str | os.PathLike[str]) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._]+", "-", path).strip("-.") or "root"
     if len(slug) > SLUG_MAX:
         slug = slug[-SLUG_MAX:].lstrip("-.")  # the tail names the project; the hash keeps it unique
+    import hashlib  # here, not at the top: a run without a session never needs it (~1 ms to import)
+
     digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return session_dir / f"{slug}-{digest}"
 
