@@ -96,6 +96,17 @@ def test_unresolvable_host(work: Path, tmp_path: Path) -> None:
     assert "no-such-host.invalid" in line.split(": ", 2)[2]
 
 
+@pytest.mark.parametrize("host", ["a..b", "x" * 64 + ".example"])
+def test_a_host_name_no_resolver_accepts_is_unresolvable_too(host: str, work: Path, tmp_path: Path) -> None:
+    """An empty or over-long label: the probe asks the resolver with the name's bytes, so the answer is the
+    same one line, not an internal error from the text codec for international names."""
+    url = f"http://{host}:9/v1"
+    line = fails_with(
+        ["-p", "--base-url", url, "hi"], ink_env(tmp_path), work, f"cannot reach the model service at {url}"
+    )
+    assert host in line.split(": ", 2)[2]
+
+
 def test_base_url_that_is_not_a_url(work: Path, tmp_path: Path) -> None:
     fails_with(["-p", "--base-url", "localhost:8080", "hi"], ink_env(tmp_path), work, "--base-url: base URL")
 

@@ -42,7 +42,8 @@ class Probe:
             self._error = self._unusable
             return
         try:
-            with socket.create_connection((host, port), timeout=self.timeout):
+            # the host goes on to getaddrinfo, which takes bytes as well (the stubs say str only)
+            with socket.create_connection((_wire_name(host), port), self.timeout):  # type: ignore[arg-type]
                 pass
         except socket.gaierror:
             self._error = f"cannot resolve host {host!r}{via}"
@@ -62,6 +63,14 @@ class Probe:
         if error is None:
             return None
         return f"cannot reach the model service at {self.url}: {error}; {_fix(self.origin)}"
+
+
+def _wire_name(host: str) -> str | bytes:
+    """An ASCII host name as the bytes it is: given a str, ``getaddrinfo`` encodes it with the idna codec,
+    whose import (unicodedata, stringprep) costs ~1 ms and which refuses a name with an empty or long
+    label (an exception in the probe's thread instead of "cannot resolve host"). Only a name with other
+    characters needs the codec."""
+    return host.encode("ascii") if host.isascii() else host
 
 
 def _fix(origin: str) -> str:
