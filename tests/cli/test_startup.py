@@ -78,8 +78,20 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 
 # What a print-mode turn that runs one allowed plain command does not need: each is imported where it
 # is used (the bash parser for a command that is not plain words, psutil to search or signal a process
-# that lives on, fastjsonschema for arguments that do not plainly fit their schema).
-NOT_FOR_A_PLAIN_TURN = ("bashlex", "ink.permissions.bash_tables", "psutil", "fastjsonschema")
+# that lives on, fastjsonschema for arguments that do not plainly fit their schema, difflib for an edit,
+# sysconfig to find rg, shlex for a custom command's arguments, the idna codec for a host name that is
+# not ASCII, hashlib for a session's folder).
+NOT_FOR_A_PLAIN_TURN = (
+    "bashlex",
+    "ink.permissions.bash_tables",
+    "psutil",
+    "fastjsonschema",
+    "difflib",
+    "sysconfig",
+    "shlex",
+    "encodings.idna",
+    "hashlib",
+)
 
 
 def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, TypeVar
 
 import msgspec
@@ -34,11 +35,25 @@ from ink.ai.messages import (
 )
 
 REPLACEMENT = "\ufffd"
-_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
-# A JSON text can only produce a lone surrogate through an escape of one (its raw bytes were decoded).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _MAX_DEPTH = 200  # bounds the walk; tool arguments that nest deeper are refused before they get here
+
+
+# The patterns are compiled on first use: most runs never meet a surrogate or an escape of one.
+@cache
+def _surrogates() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+@cache
+def _surrogate_escape() -> re.Pattern[str]:
+    """A JSON text can only produce a lone surrogate through an escape of one (its raw bytes were decoded)."""
+    return re.compile(r"\\u[dD][89a-fA-F]")
+
+
+@cache
+def _surrogate_escape_bytes() -> re.Pattern[bytes]:
+    return re.compile(rb"\\u[dD][89a-fA-F]")
+
 
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
@@ -53,15 +68,15 @@ def sendable_text(text: str) -> str:
     """``text`` with every surrogate code point replaced as the module docstring says."""
     if not _has_surrogate(text):
         return text
-    return _SURROGATES.sub(_replace, text)
+    return _surrogates().sub(_replace, text)
 
 
 def sendable_json(value: T, source: str | bytes | None = None) -> T:
     """A parsed JSON value (objects, lists, strings; keys too) with sendable strings. ``source``: the JSON
     text it was parsed from, when known; without a surrogate escape in it the value is returned as is."""
-    if isinstance(source, str) and ("\\u" not in source or not _SURROGATE_ESCAPE.search(source)):
+    if isinstance(source, str) and ("\\u" not in source or not _surrogate_escape().search(source)):
         return value
-    if isinstance(source, bytes) and (b"\\u" not in source or not _SURROGATE_ESCAPE_BYTES.search(source)):
+    if isinstance(source, bytes) and (b"\\u" not in source or not _surrogate_escape_bytes().search(source)):
         return value
     return _clean_value(value, 0)  # type: ignore[no-any-return]
 

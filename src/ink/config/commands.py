@@ -14,8 +14,8 @@ with a warning: one bad file must not take the others (or ink) down.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 
 import msgspec
@@ -25,8 +25,17 @@ from ink.config.project import find_in_project
 
 # Claude Code's tool names, so that its command files work unchanged.
 FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
-_PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])")  # one pass: an argument's own "$1" stays as it is
-_INVOCATION = re.compile(r"/([\w.:-]+)(?:\s+(.*))?", re.DOTALL)
+
+
+# The patterns are compiled on first use: a run that invokes no custom command needs neither.
+@cache
+def _placeholder() -> re.Pattern[str]:
+    return re.compile(r"\$ARGUMENTS|\$([1-9])")  # one pass: an argument's own "$1" stays as it is
+
+
+@cache
+def _invocation() -> re.Pattern[str]:
+    return re.compile(r"/([\w.:-]+)(?:\s+(.*))?", re.DOTALL)
 
 
 class CustomCommand(msgspec.Struct, frozen=True):
@@ -44,8 +53,8 @@ class CustomCommand(msgspec.Struct, frozen=True):
         """The prompt for ``/name arguments``."""
         arguments = arguments.strip()
         words = _words(arguments)
-        has_placeholder = _PLACEHOLDER.search(self.body) is not None
-        text = _PLACEHOLDER.sub(lambda m: _nth(words, m.group(1)) if m.group(1) else arguments, self.body)
+        has_placeholder = _placeholder().search(self.body) is not None
+        text = _placeholder().sub(lambda m: _nth(words, m.group(1)) if m.group(1) else arguments, self.body)
         if arguments and not has_placeholder:
             text = f"{text}\n\nARGUMENTS: {arguments}"
         return text
@@ -71,7 +80,10 @@ class CommandBook(msgspec.Struct, frozen=True):
     def expand(self, line: str, reserved: Iterable[str] = ()) -> Expansion | None:
         """``/name args`` of a known custom command as its prompt; None for anything else (plain text,
         ``//``, an unknown name, or a name in ``reserved``: the frontend's own commands win)."""
-        found = _INVOCATION.fullmatch(line.strip())
+        stripped = line.strip()
+        if not stripped.startswith("/") or not self.commands:  # the usual prompt: no pattern to compile
+            return None
+        found = _invocation().fullmatch(stripped)
         if found is None:
             return None
         name, arguments = found.group(1), found.group(2)
@@ -142,6 +154,8 @@ def _tool_names(items: list[str] | None) -> frozenset[str] | None:
 
 
 def _words(arguments: str) -> list[str]:
+    import shlex  # here: only a custom command given arguments needs it
+
     try:
         return shlex.split(arguments)
     except ValueError:  # an unbalanced quote: plain words rather than an error

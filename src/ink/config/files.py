@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -208,7 +209,9 @@ def _check(keys: dict[str, Key], name: str, value: Any, where: str, section: str
         raise ConfigError(f"config error: {exc} — {FIX}") from None
 
 
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+@cache  # compiled on first use: only a config error looks for its line
+def _header() -> re.Pattern[str]:
+    return re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 
 
 def _line_of(text: str, table: tuple[str, ...], key: str | None) -> int:
@@ -219,7 +222,7 @@ def _line_of(text: str, table: tuple[str, ...], key: str | None) -> int:
     """
     current: tuple[str, ...] = ()
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(line)
+        header = _header().match(line)
         if header:
             current = tuple(part.strip().strip("\"'") for part in header.group(1).split("."))
             if key is None and current == table:

@@ -11,7 +11,6 @@ allow it, shown to the user as a warning and to the model as the call's result.
 from __future__ import annotations
 
 import logging
-import shlex
 from collections.abc import Callable
 from typing import Protocol
 
@@ -116,6 +115,8 @@ class PermissionHook:
         self._show(self.redact(text))
 
     def _nobody_to_ask(self, verdict: Verdict) -> Refusal:
+        import shlex  # here: only a refusal that suggests a rule needs it
+
         ways = [f"--allow {shlex.quote(verdict.remember)}"] if verdict.remember else []
         if verdict.mode is not None:
             ways.append(f"--permission-mode {verdict.mode}")

@@ -13,13 +13,13 @@ syntax the parser does not know.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import msgspec
 
 WILD = "\x00"  # any text, spaces and slashes included (a NUL cannot be part of a real argument)
 ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
           "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 OPERATORS = frozenset(";&|()<>\n")
 
 
@@ -217,6 +217,11 @@ def _double_quoted(text: str, i: int, out: list[str]) -> int:
     return i + 1
 
 
+@cache  # compiled on first use: a command of plain words never reads a parameter name
+def _name() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+
+
 def _expansion(text: str, i: int) -> int:
     """The end of the expansion starting at ``i`` (``$name``, ``${..}``, ``$(..)``, ``$[..]``, a backtick
     or a process substitution's parenthesis). A lone ``$`` is one character."""
@@ -231,7 +236,7 @@ def _expansion(text: str, i: int) -> int:
         return _balanced(text, i + 2, "{", "}")
     if following == "[":
         return _balanced(text, i + 2, "[", "]")
-    name = NAME.match(text, i + 1)
+    name = _name().match(text, i + 1)
     return name.end() if name else i + 1
 
 

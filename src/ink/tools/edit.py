@@ -7,7 +7,6 @@ file (normalised, then restored), a BOM stays, latin-1 stays latin-1.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -212,6 +211,8 @@ def _summary(shown: str, counts: list[int]) -> str:
 
 def unified_diff(old: str, new: str, shown: str) -> str:
     """A git-style unified diff (3 lines of context), capped like any tool output."""
+    import difflib  # here: a run that edits no file does not import it
+
     lines = []
     for line in difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}", n=3

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,8 @@ characters. Narrow the search when the output says it was cut."""
 
 def find_rg() -> str | None:
     """The ``rg`` of ink's environment (the pinned wheel), else the first on PATH, else None."""
+    import sysconfig  # here: a run that searches nothing does not import it
+
     for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
         candidate = Path(folder) / "rg"
         if candidate.is_file() and os.access(candidate, os.X_OK):

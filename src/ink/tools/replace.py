@@ -6,8 +6,6 @@ message the model can act on (where the candidates are, which line looks closest
 
 from __future__ import annotations
 
-import difflib
-
 import msgspec
 
 HINT_MAX_LINES = 20_000
@@ -95,6 +93,8 @@ def closest_hint(text: str, old: str) -> str:
             f" Line {number} has the same text with different indentation or surrounding lines: "
             f"{lines[number - 1]!r}. Copy old_text exactly from a fresh read."
         )
+    import difflib  # here: only a failed replacement looks for the closest text
+
     best = difflib.get_close_matches(wanted, stripped, n=1, cutoff=0.6)
     if not best:
         return " No line is close to it; read the file again to see its current text."

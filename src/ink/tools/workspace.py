@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 from pathlib import Path
 
 from ink.tools.limits import bounded
@@ -18,10 +19,12 @@ def resolve_path(cwd: str | os.PathLike[str], path: str) -> Path:
     """
     expanded = os.path.expanduser(path) if path.startswith("~") else path
     resolved = Path(os.path.normpath(os.path.join(os.path.abspath(cwd), expanded)))
-    return _unescaped(resolved) if _BYTE_ESCAPE.search(path) else resolved
+    return _unescaped(resolved) if "\\x" in path and _byte_escape().search(path) else resolved
 
 
-_BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+@cache  # compiled on first use: a run that names no path with a \xNN in it never needs it
+def _byte_escape() -> re.Pattern[str]:
+    return re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
 
 
 def _unescaped(path: Path) -> Path:
@@ -29,7 +32,7 @@ def _unescaped(path: Path) -> Path:
     that file the same way: when no file has the name as written, the one with those bytes is meant."""
     if os.path.lexists(path):
         return path
-    raw = Path(_BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), str(path)))
+    raw = Path(_byte_escape().sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), str(path)))
     return raw if os.path.lexists(raw) else path
 
 
