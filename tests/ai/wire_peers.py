@@ -13,7 +13,9 @@ import asyncio
 import datetime
 import ipaddress
 import ssl
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -254,3 +256,20 @@ def make_authority(directory: Path, names: tuple[str, ...] = ("model.test", "loc
         )
     )
     return authority
+
+
+@contextmanager
+def served_in_a_thread(listener: L) -> Iterator[L]:
+    """``listener`` running on an event loop of its own thread, for a test whose client is another
+    process (``ink -p``); stopped on the way out."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-listener", daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(listener.__aenter__(), loop).result(10)
+    try:
+        yield listener
+    finally:
+        asyncio.run_coroutine_threadsafe(listener.__aexit__(None, None, None), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
