@@ -293,6 +293,14 @@ async def test_no_proxy_sends_the_host_direct() -> None:
     assert proxy.connects == [] and proxy.forwarded == [] and proxy.authorizations == []
 
 
+async def test_a_host_name_the_resolver_refuses_is_a_connect_error_not_a_crash() -> None:
+    client = HttpClient(env={})
+    with pytest.raises(ConnectError, match=r"a\.\.b:80: cannot resolve the host name"):
+        await fetch(client, "http://a..b/v1")
+    with pytest.raises(ConnectError, match="cannot resolve the host name"):
+        await fetch(client, f"http://{'x' * 64}.example/v1")
+
+
 async def test_a_socks_proxy_is_refused_with_a_clear_error() -> None:
     client = HttpClient(env={"ALL_PROXY": "socks5://user:secret@127.0.0.1:1080"})
     refused = r"socks5 proxy; ink speaks only to http:// and https://"

@@ -367,6 +367,9 @@ class HttpClient:
         except OSError as exc:
             _abort(writer)
             raise ConnectError(f"{route.where}: {_oserror_text(exc)}") from exc
+        except UnicodeError as exc:  # the resolver's idna codec refuses an empty or over-long label
+            _abort(writer)
+            raise ConnectError(f"{route.where}: cannot resolve the host name (not a valid name)") from exc
         except BaseException:
             _abort(writer)
             raise
