@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ink.config import ConfigError
@@ -121,10 +121,13 @@ def test_any_file_name_and_file_content(
         st.binary(max_size=80), hostile_text.map(lambda t: json.dumps({"type": "prompt", "text": t}).encode())
     )
 )
+@example(line=b'{"type": "prompt", "text": " !"}')  # a bang line: see below
 def test_any_rpc_line(fake_server: FakeModelServer, line: bytes) -> None:
     parsed = parse_line(line)  # never raises: a Command or a Rejection
     if isinstance(parsed, Command) and parsed.type == "prompt" and parsed.fields["text"].strip():
-        check_case(fake_server, parsed.fields["text"], [Reply([text("ok")])])
+        # A text that starts with "!" runs in the shell and never reaches the model (R14): sent as the
+        # tail of a prompt instead, so that every parsed text makes a turn.
+        check_case(fake_server, "p " + parsed.fields["text"], [Reply([text("ok")])])
 
 
 @settings(max_examples=60, deadline=None)
