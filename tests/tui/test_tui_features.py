@@ -121,6 +121,7 @@ def test_an_image_mention_goes_as_image_content_or_is_refused_plainly(
     ink.type_line("/model o3-mini")  # a model that takes no images: told, and only the text goes
     ink.wait_text("model: o3-mini")
     ink.type_line("and @shot.png")
-    ink.wait_text("Only text here.")
-    assert "shot.png: o3-mini does not take images; the image was not sent" in "\n".join(ink.scrollback())
+    refusal = "shot.png: o3-mini does not take images; the image was not sent"
+    ink.wait_text("Only text here.")  # in the live area: the scrollback is written on a later paint
+    ink.wait_for(lambda: refusal in "\n".join(ink.scrollback()), what="the refusal in the scrollback")
     assert fake_server.requests[1].body["messages"][-1]["content"] == "and @shot.png"

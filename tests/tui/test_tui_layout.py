@@ -33,7 +33,8 @@ def test_markdown_is_tight_left_aligned_and_code_is_highlighted(
     fake_server.script(say(reply))
     ink = start_ink()
     ink.type_line("plan it")
-    ink.wait_text("Done.")
+    # The streamed text shows "Done." in the live area first; the rendered block follows when it ends.
+    ink.wait_for(lambda: "Plan" in ink.scrollback(), what="the finished reply, rendered")
     shown = ink.scrollback()
     start = shown.index("Plan")  # the whole line: a heading starts at the left edge, not centred
     end = shown.index("Done.")
