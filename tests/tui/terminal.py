@@ -76,6 +76,15 @@ class InkTerminal:
     def wait_text(self, text: str, timeout: float = 15.0) -> None:
         self.wait_for(lambda: text in self.text(), timeout, repr(text))
 
+    def wait_printed(self, text: str, *, whole_line: bool = True, timeout: float = 15.0) -> None:
+        """Wait until ``text`` is a line of the scrollback (``whole_line=False``: anywhere in it). ink
+        prints finished blocks on its paint tick, while the live area is redrawn on any change: text
+        seen on the screen does not mean that the blocks before it are printed yet."""
+        if whole_line:
+            self.wait_for(lambda: text in self.scrollback(), timeout, f"the line {text!r}")
+        else:
+            self.wait_for(lambda: text in "\n".join(self.scrollback()), timeout, repr(text))
+
     def drain(self) -> None:
         while self.pump(0.01):
             pass

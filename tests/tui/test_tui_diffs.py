@@ -35,11 +35,13 @@ def asked(
     return ink
 
 
-def answer_yes(ink: InkTerminal) -> str:
-    """Allow the call once the keys answer; the scrollback once the run is over."""
+def answer_yes(ink: InkTerminal, tool_line: str) -> str:
+    """Allow the call once the keys answer; the scrollback once the run is over and the tool's block
+    (``tool_line`` starts it) is printed."""
     ink.wait_text("esc denies")
     ink.send("y")
     ink.wait_text("Done.")
+    ink.wait_printed(tool_line, whole_line=False)
     return "\n".join(ink.scrollback())
 
 
@@ -60,7 +62,7 @@ def test_an_edit_shows_the_files_diff_with_context_syntax_and_changed_words(
     [keyword] = chars_of(ink, " def area(w, h):", "d")
     [name] = chars_of(ink, " def area(w, h):", "a")
     assert keyword.fg not in ("default", name.fg)  # highlighted as Python
-    shown = answer_yes(ink)
+    shown = answer_yes(ink, "✓ edit calc.py")
     assert (project / "calc.py").read_text().count("scale = 10") == 1
     assert "✓ edit calc.py" in shown and "+    scale = 10" in shown  # the result's diff, printed too
     after = chars_of(ink, "+    scale = 10", "10")[0]
@@ -75,7 +77,7 @@ def test_overwriting_a_file_shows_the_diff_against_its_old_content_before_and_af
     ink = asked(fake_server, start_ink, "write", write, "+2")
     screen = ink.text()
     assert "-two" in screen and " one" in screen and "+one" not in screen  # a diff, not the whole file as +
-    shown = answer_yes(ink)
+    shown = answer_yes(ink, "✓ write notes.md")
     assert "✓ write notes.md" in shown
     result = shown[shown.index("✓ write notes.md") :]
     assert "-two" in result and "+2" in result  # the change it made, after it ran

@@ -58,7 +58,7 @@ def test_ctrl_r_interrupts_and_redirects(fake_server: FakeModelServer, start_ink
     ink.wait_text("do the other thing")
     ink.send(CTRL_R)
     ink.wait_text("Going the right way.")
-    assert "⏹ interrupted: redirecting" in "\n".join(ink.scrollback())
+    ink.wait_printed("⏹ interrupted: redirecting", whole_line=False)
     texts = fake_server.requests[1].user_texts()
     assert texts[0] == "do the thing" and texts[-1] == "do the other thing"
     assert "[interrupted by the user]" in texts  # R23
@@ -72,7 +72,7 @@ def test_a_bang_line_runs_in_the_shell_and_shows_its_output(
     ink.type_line("!echo from-the-shell; exit 3")
     ink.wait_text("$ echo from-the-shell; exit 3")
     ink.wait_text("exit status 3")
-    assert "  from-the-shell" in ink.scrollback()
+    ink.wait_printed("  from-the-shell")
     assert fake_server.requests == []  # R14: never sent to the model
 
 
@@ -124,7 +124,7 @@ def test_the_first_prompt_can_come_on_the_command_line(
     fake_server.script(say("Hello from the start."))
     ink = start_ink("say hello", wait_ready=False)
     ink.wait_text("Hello from the start.")
-    assert "› say hello" in ink.scrollback()
+    ink.wait_printed("› say hello")
 
 
 def test_model_and_modes_commands(fake_server: FakeModelServer, start_ink: StartInk) -> None:
@@ -219,7 +219,7 @@ def test_ctrl_c_while_a_question_is_open_cancels_it_and_the_run(
     ink.send(CTRL_C)
     ink.wait_text("⏹ interrupted")
     ink.wait_text("○ idle")
-    assert "bash touch made-it: cancelled by the interrupt" in ink.scrollback()
+    ink.wait_printed("bash touch made-it: cancelled by the interrupt")
     assert not (project / "made-it").exists()
 
 

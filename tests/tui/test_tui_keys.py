@@ -53,7 +53,7 @@ def test_enter_while_running_queues_a_steer_shown_in_the_panel(
     gate.open()
     ink.wait_text("Tests fixed too.")
     assert fake_server.requests[1].user_texts() == ["fix the parser", "fix the tests too"]  # R9 (b)
-    assert "› steer: fix the tests too" in ink.scrollback()
+    ink.wait_printed("› steer: fix the tests too")
     ink.wait_for(lambda: "queued" not in ink.text(), what="the panel to empty")
 
 
@@ -70,7 +70,7 @@ def test_alt_enter_queues_a_follow_up(fake_server: FakeModelServer, start_ink: S
     gate.open()
     ink.wait_text("Second answer.")
     assert fake_server.requests[1].user_texts() == ["question one", "and then this"]  # R10: same run
-    assert "› follow-up: and then this" in ink.scrollback()
+    ink.wait_printed("› follow-up: and then this")
 
 
 def test_up_on_an_empty_input_takes_the_last_queued_entry_back(
@@ -115,7 +115,7 @@ def test_a_follow_up_taken_back_with_up_is_queued_again_as_a_follow_up(
     ink.wait_text("follow-up  after that, tidy up")
     gate.open()
     ink.wait_text("Later.")
-    assert "› follow-up: after that, tidy up" in ink.scrollback()
+    ink.wait_printed("› follow-up: after that, tidy up")
 
 
 def test_ctrl_c_aborts_and_the_queued_text_comes_back_into_the_editor(
@@ -156,7 +156,7 @@ def test_esc_aborts_a_running_tool(fake_server: FakeModelServer, start_ink: Star
     ink.send(ESC)
     ink.wait_text("⏹ interrupted")
     ink.wait_text("○ idle")
-    assert "⏹ bash echo started; sleep 60 · interrupted after" in "\n".join(ink.scrollback())
+    ink.wait_printed("⏹ bash echo started; sleep 60 · interrupted after", whole_line=False)
 
 
 def test_esc_closes_the_model_stream_without_waiting_for_a_second_key(

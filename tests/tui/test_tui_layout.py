@@ -33,8 +33,8 @@ def test_markdown_is_tight_left_aligned_and_code_is_highlighted(
     fake_server.script(say(reply))
     ink = start_ink()
     ink.type_line("plan it")
-    # The streamed text shows "Done." in the live area first; the rendered block follows when it ends.
-    ink.wait_for(lambda: "Plan" in ink.scrollback(), what="the finished reply, rendered")
+    ink.wait_text("Done.")
+    ink.wait_printed("Done.")  # the last block printed (the live area shows it as it streams), so all are
     shown = ink.scrollback()
     start = shown.index("Plan")  # the whole line: a heading starts at the left edge, not centred
     end = shown.index("Done.")
