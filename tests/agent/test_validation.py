@@ -63,10 +63,11 @@ VALUES = st.recursive(
 
 
 def fastjsonschema_accepts(schema: dict[str, Any], value: Any) -> bool | None:
-    """Its verdict; None for a schema it refuses to compile (a required name that no property allows)."""
+    """Its verdict; None for a schema it refuses to compile (a required name that no property allows) or
+    fails on (``additionalProperties: 1``)."""
     try:
         validate = fastjsonschema.compile(schema)
-    except fastjsonschema.JsonSchemaDefinitionException:
+    except (fastjsonschema.JsonSchemaDefinitionException, TypeError):
         return None
     try:
         validate(value)
@@ -82,6 +83,8 @@ def only_plain(schema: Any) -> bool:
         return False
     if not isinstance(schema.get("additionalProperties", True), bool):
         return False
+    if len(set(schema.get("required", []))) != len(schema.get("required", [])):
+        return False
     inner = [*schema.get("properties", {}).values(), *([schema["items"]] if "items" in schema else [])]
     return isinstance(schema.get("type"), str) and all(map(only_plain, inner))
 
@@ -92,6 +95,9 @@ def only_plain(schema: Any) -> bool:
 @example(schema={"type": "integer"}, value=2.0)
 @example(schema={"type": "integer"}, value=True)
 @example(schema={"type": "object", "required": ["a"], "additionalProperties": False}, value={"a": 1})
+@example(schema={"type": "object", "additionalProperties": 0}, value={"x": 1})  # 0 is false there
+@example(schema={"type": "object", "additionalProperties": 1}, value={"x": 1})  # it cannot compile 1
+@example(schema={"type": "object", "required": ["a", "a"]}, value={"a": 1})  # nor a name required twice
 @example(  # a schema fastjsonschema refuses to compile, never reached by the value: still refused
     schema={"type": "array", "items": {"type": "object", "required": ["a"], "additionalProperties": False}},
     value=[],

@@ -56,7 +56,8 @@ def plainly_valid(schema: Mapping[str, Any], value: Any) -> bool:
 
 def is_plain(schema: Any) -> bool:
     """Whether ``schema`` uses only ``PLAIN_KEYWORDS``, each with a value of the expected kind, and is one
-    fastjsonschema compiles (it refuses a required name that no property allows)."""
+    fastjsonschema compiles (it refuses a required name that no property allows, or named twice).
+    ``additionalProperties`` must be a real bool: fastjsonschema reads 0 as false and fails on 1."""
     if not isinstance(schema, Mapping) or not schema.keys() <= PLAIN_KEYWORDS:
         return False
     if not isinstance(schema.get("type"), str) or schema["type"] not in _TYPES:
@@ -71,7 +72,8 @@ def is_plain(schema: Any) -> bool:
         and all(map(is_plain, properties.values()))
         and isinstance(required, list)
         and all(isinstance(name, str) for name in required)
-        and extra in (True, False)
+        and len(set(required)) == len(required)
+        and isinstance(extra, bool)
         and (extra is True or set(required) <= properties.keys())
         and isinstance(least, int)
         and not isinstance(least, bool)
