@@ -59,8 +59,9 @@ def test_a_process_that_is_gone_has_no_children() -> None:
 def test_a_start_time_is_psutils_since_boot_and_names_one_process(tmp_path: Path) -> None:
     """The stamp that tells a process from a later one with its pid (R35: only processes proven ours are
     signalled): psutil's own start time counted from boot, read without psutil; a zombie keeps it; a
-    process that is gone has none. A command name with spaces and parentheses does not shift it."""
-    odd = tmp_path / "a) (b c"
+    process that is gone has none. A command name with spaces, parentheses and a newline (the kernel
+    shows it as it is) does not shift it."""
+    odd = tmp_path / "a) (b c\n) 1 2"
     odd.symlink_to("/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep")
     child = subprocess.Popen([str(odd), "30"])
     try:
