@@ -23,7 +23,7 @@ import re
 import shutil
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 import msgspec
@@ -218,10 +218,10 @@ class ShadowRepo:
             private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
             await self._git("init", "--quiet", "--bare", work_tree=False)
         exclude = self.git_dir / "info" / "exclude"
-        wanted = "".join(f"{p}\n" for p in self.excluded)
-        if not exclude.exists() or exclude.read_text() != wanted:  # $INK_HOME may have moved since
+        wanted = _lines(self.excluded)  # $INK_HOME's name may be no UTF-8
+        if not exclude.exists() or exclude.read_bytes() != wanted:  # $INK_HOME may have moved since
             exclude.parent.mkdir(exist_ok=True)
-            exclude.write_text(wanted)
+            exclude.write_bytes(wanted)
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
         if not self.index.exists():
@@ -272,7 +272,8 @@ class ShadowRepo:
             )
         few = len(paths) <= FEW_PATHS  # a handful of lstat calls cost less than a hop to a thread
         big = self._large(paths) if few else await asyncio.to_thread(self._large, paths)
-        large.write_text("".join(f"/{_glob_escape(p)}\n" for p in big if "\n" not in p))
+        # bytes: a name git gave that is not UTF-8 holds surrogates (``_git``), which only fsencode writes
+        large.write_bytes(_lines(f"/{_glob_escape(p)}" for p in big if "\n" not in p))
         if big:
             await self._git(
                 "rm",
@@ -360,6 +361,11 @@ def private_dirs(path: Path) -> None:
     with contextlib.suppress(FileExistsError):  # made meanwhile by another ink process
         path.mkdir(mode=0o700)
         os.chmod(path, 0o700)
+
+
+def _lines(patterns: Iterable[str]) -> bytes:
+    """An exclude file of ``patterns``, each as the bytes of the name it came from."""
+    return b"".join(os.fsencode(p) + b"\n" for p in patterns)
 
 
 def _z(paths: list[str]) -> bytes:
