@@ -101,3 +101,17 @@ def test_a_line_that_never_ends_is_refused_past_the_limit(monkeypatch: pytest.Mo
     with pytest.raises(sse.LineTooLong):
         for _ in range(20):
             parser.feed(b"y" * 1000)
+
+
+def test_an_event_whose_data_lines_never_end_is_refused_past_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broken or hostile server sends ``data:`` lines and never the blank line that ends the event: each
+    line is short, but the parser holds at most ``MAX_EVENT_CHARS`` of the event's data, and an event
+    that ends in time is still whole."""
+    monkeypatch.setattr(sse, "MAX_EVENT_CHARS", 10_000)
+    parser = SseParser()
+    assert parser.feed(b"data: x\n" * 1000 + b"\n") == [ServerSentEvent("message", "\n".join(["x"] * 1000))]
+    with pytest.raises(sse.LineTooLong, match="an event of the event stream is over 10,000 characters"):
+        for _ in range(200):
+            parser.feed(b"data: " + b"y" * 94 + b"\n")

@@ -16,10 +16,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one line of the stream: far above any reply event, below a runaway
+MAX_EVENT_CHARS = MAX_LINE_BYTES  # the data lines of one event, gathered until its blank line
 
 
 class LineTooLong(ValueError):
-    """A line of the stream grew past ``MAX_LINE_BYTES`` without ending: a broken or hostile server."""
+    """A line of the stream grew past ``MAX_LINE_BYTES`` without ending, or an event's data lines past
+    ``MAX_EVENT_CHARS`` without the blank line that ends it: a broken or hostile server."""
 
 
 class ServerSentEvent(NamedTuple):
@@ -35,6 +37,7 @@ class SseParser:
         self._tail_bytes = 0  # may come next); joined once, when the line ends: long lines stay linear
         self._event = ""
         self._data: list[str] = []
+        self._data_chars = 0
         self._retry = False
         self._last_id = ""  # kept across events, as the format says
 
@@ -93,7 +96,7 @@ class SseParser:
             if not line:
                 if self._data or self._event or self._last_id or self._retry:
                     events.append(ServerSentEvent(self._event or "message", "\n".join(self._data)))
-                    self._event, self._data, self._retry = "", [], False
+                    self._event, self._data, self._data_chars, self._retry = "", [], 0, False
                 continue
             name, _, value = line.partition(":")
             if not name:
@@ -102,6 +105,12 @@ class SseParser:
                 value = value[1:]
             if name == "data":
                 self._data.append(value)
+                self._data_chars += len(value) + 1
+                if self._data_chars > MAX_EVENT_CHARS:
+                    raise LineTooLong(
+                        f"an event of the event stream is over {MAX_EVENT_CHARS:,} characters and has "
+                        "not ended"
+                    )
             elif name == "event":
                 self._event = value
             elif name == "id":
