@@ -428,3 +428,39 @@ async def test_a_connection_that_is_never_accepted_hits_the_connect_timeout() ->
         finally:
             for filler in fillers:
                 filler.close()
+
+
+async def test_an_error_answer_whose_body_never_ends_is_read_only_to_its_limit() -> None:
+    """A hostile server answers 500 and streams its body without end: the provider reads the first
+    ``MAX_ERROR_BODY`` bytes, closes the connection and raises the mapped error at once, instead of
+    holding everything that arrives until the first-byte deadline (hundreds of MB a second on
+    loopback)."""
+    from ink.ai.errors import ServerError
+    from ink.ai.http import MAX_ERROR_BODY, stream_sse
+
+    ceiling = 64 * MAX_ERROR_BODY  # where the server gives up when nobody stops reading
+    sent = 0
+
+    async def endless_error(request: Received, writer: asyncio.StreamWriter) -> bool:
+        nonlocal sent
+        writer.write(b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n\r\nbroken ")
+        try:
+            while sent < ceiling:
+                writer.write(b"x" * 65536)
+                sent += 65536
+                await writer.drain()
+        except ConnectionError:
+            pass
+        return False
+
+    async with ScriptedServer(endless_error) as server:
+        client = HttpClient(env={})
+        url = f"http://127.0.0.1:{server.port}/v1"
+        with pytest.raises(ServerError, match="broken x") as caught:
+            async with asyncio.timeout(30):
+                async for _ in stream_sse(client, url, headers={}, body={}, provider="test"):
+                    pass
+        await server.closed.wait()
+        await client.aclose()
+    assert caught.value.status == 500
+    assert sent < ceiling / 2, "the client stopped reading near the limit and closed the connection"

@@ -39,6 +39,7 @@ T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 429})
 KEEP_ALIVE_EVENTS = frozenset({"ping"})  # Anthropic's keep-alive; SSE comments never reach us as events
 WRITE_TIMEOUT = 60.0  # seconds to hand the request to the network
+MAX_ERROR_BODY = 1 << 20  # bytes of an error answer read: its message is at the start; the rest may not end
 
 
 class RequestTimeouts(msgspec.Struct, frozen=True):
@@ -165,7 +166,7 @@ async def _one_attempt(
         sending = client.send("POST", url, headers=headers, content=content, on_sent=clock.sent)
         response = await clock.bound(sending)  # the first-byte clock starts once the request is out
         if response.status >= 400:
-            await clock.bound(response.read())
+            await clock.bound(response.read(MAX_ERROR_BODY))
             raise error_from_response(response, provider)
         content_type = (response.headers.get("content-type") or "").partition(";")[0]
         if "text/event-stream" not in content_type:

@@ -41,7 +41,8 @@ import select
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from contextlib import aclosing
 from urllib.parse import unquote, urlsplit
 
 import h11
@@ -126,7 +127,7 @@ class Response:
         """The body read, decoded as UTF-8 (errors replaced): error bodies are JSON or plain text."""
         return self.content.decode("utf-8", "replace")
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
         """The body as it arrives: what one network read completed, joined."""
         while not self._done:
             connection = self._connection
@@ -147,8 +148,18 @@ class Response:
             if pieces:
                 yield b"".join(pieces)
 
-    async def read(self) -> bytes:
-        self.content = b"".join([piece async for piece in self.aiter_bytes()])
+    async def read(self, limit: int | None = None) -> bytes:
+        """The body, or its first ``limit`` bytes: reading stops there (``close`` then drops the
+        connection), so a server that streams an endless body is not held in memory."""
+        pieces: list[bytes] = []
+        size = 0
+        async with aclosing(self.aiter_bytes()) as body:
+            async for piece in body:
+                pieces.append(piece)
+                size += len(piece)
+                if limit is not None and size >= limit:
+                    break
+        self.content = b"".join(pieces)[:limit]
         return self.content
 
     def _finish(self, connection: _Connection) -> None:
