@@ -246,6 +246,40 @@ async def test_kill_9_during_a_snapshot_leaves_nothing_broken(tmp_path: Path) ->
     assert (work / "src" / "m2.py").read_text() == "value = 2\n" * 20
 
 
+@pytest.mark.parametrize(
+    ("before", "since"),
+    [
+        ("ln -s ../outside d", "rm d; mkdir d; echo made > d/keep"),  # a folder where a link to outside was
+        ("mkdir d; echo old > d/keep", "rm -r d; ln -s ../outside d"),  # a link to outside where a folder was
+        ("echo old > d", "rm d; mkdir d; echo made > d/keep"),  # a folder where a file was
+    ],
+)
+async def test_a_restore_swaps_files_folders_and_links_and_touches_nothing_outside(
+    tmp_path: Path, before: str, since: str
+) -> None:
+    """What a checkpoint had at a path that is now a folder (or the reverse) comes back, and a file in a
+    folder the restore replaces by a symlink is never looked for through that link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("precious\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    bash(work, before)
+    shadow = repo(tmp_path, work)
+    checkpoint = await shadow.snapshot("c1")
+    bash(work, since)
+    await shadow.restore(checkpoint.commit, "undo1")
+    assert (outside / "keep").read_text() == "precious\n"
+    assert manifest(work) == manifest_of(before, tmp_path / "again")
+    assert (work / "d").is_symlink() == before.startswith("ln")
+
+
+def manifest_of(script: str, root: Path) -> dict[str, tuple[str, bytes | str, bool]]:
+    root.mkdir()
+    bash(root, script)
+    return manifest(root)
+
+
 @pytest.mark.parametrize("name", ["sp ace.txt", "star*.txt", "new\nline.txt", "latin-\udce9.txt"])
 async def test_awkward_file_names_round_trip(tmp_path: Path, name: str) -> None:
     work = project(tmp_path / "work")

@@ -172,13 +172,15 @@ class ShadowRepo:
         now = await self.snapshot(undo_ref)
         created = await self._names("--diff-filter=A", commit, now.commit)  # exist now, not then
         written = await self._names("--diff-filter=DMT", commit, now.commit)
+        # created files go first: their folders are as the snapshot saw them. Written first, a folder could
+        # have become a file or a symlink (to outside the workspace: its files would be removed there)
+        await asyncio.to_thread(self._remove, created)
         scratch = self.git_dir / f"restore-{os.getpid()}.index"
         try:  # only what differs is written: unchanged files keep their times (no needless rebuilds)
             await self._git("read-tree", commit, index=scratch)
             await self._git("checkout-index", "--force", "-z", "--stdin", index=scratch, stdin=_z(written))
         finally:
             scratch.unlink(missing_ok=True)
-        await asyncio.to_thread(self._remove, created)
         done = await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
         return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped, done.commit)
 
