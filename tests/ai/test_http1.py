@@ -281,6 +281,27 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connect_error_that_says_so() -> 
     assert "model.test:443" in str(caught.value)
 
 
+@pytest.mark.parametrize("said", [b"", b"HTTP/1.1 200 Conn"], ids=["silent", "mid-status-line"])
+async def test_a_proxy_that_dies_mid_connect_is_a_connect_error_that_says_so(said: bytes) -> None:
+    """The proxy reads CONNECT and hangs up, before answering or half-way through its status line: a
+    ``ConnectError`` in words (not h11's state-machine message), at once, with nothing sent twice."""
+
+    async def die(request: Received, writer: asyncio.StreamWriter) -> bool:
+        writer.write(said)
+        await writer.drain()
+        return False
+
+    async with ScriptedServer(die) as proxy:
+        client = HttpClient(env={"HTTPS_PROXY": f"http://127.0.0.1:{proxy.port}"}, connect_timeout=10)
+        tunnel = (
+            rf"the proxy http://127\.0\.0\.1:{proxy.port} closed the connection instead of opening a tunnel"
+        )
+        with pytest.raises(ConnectError, match=tunnel):
+            await fetch(client, "https://model.test/")
+        await client.aclose()
+    assert [(r.method, r.target) for r in proxy.requests] == [("CONNECT", "model.test:443")]
+
+
 async def test_no_proxy_sends_the_host_direct() -> None:
     """``model.invalid`` (a name that never resolves) named in NO_PROXY is not sent to the proxy: the
     client tries it directly and fails to resolve it, and the proxy saw nothing."""

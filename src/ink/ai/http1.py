@@ -528,13 +528,15 @@ async def _tunnel(
         try:
             event = state.next_event()
         except h11.RemoteProtocolError as exc:
+            if _closed_early(exc):
+                raise ConnectError(
+                    f"the proxy {proxy.shown} closed the connection instead of opening a tunnel"
+                ) from exc
             raise ConnectError(f"the proxy {proxy.shown} did not answer CONNECT in HTTP/1.1: {exc}") from exc
         if event is h11.NEED_DATA:
             state.receive_data(await reader.read(READ_SIZE))
         elif type(event) is h11.Response:
             break
-        elif type(event) is h11.ConnectionClosed:
-            raise ConnectError(f"the proxy {proxy.shown} closed the connection instead of opening a tunnel")
     if not 200 <= event.status_code < 300:
         reason = event.reason.decode("latin-1")
         hint = " (proxy credentials missing or wrong)" if event.status_code == 407 else ""
@@ -558,10 +560,17 @@ def _oserror_text(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
+def _closed_early(exc: h11.RemoteProtocolError) -> bool:
+    """Whether h11 refused an end of the stream that came before the answer's end (it raises instead of
+    giving ``ConnectionClosed`` while a status line or a framed body is still owed)."""
+    text = str(exc)
+    return "ConnectionClosed" in text or "peer closed connection" in text or "unexpectedly closed" in text
+
+
 def _broken_text(exc: h11.RemoteProtocolError) -> str:
     text = str(exc)
     if "ConnectionClosed" in text and "SEND_RESPONSE" in text:  # h11's words for EOF before a status line
         return "the server closed the connection without answering"
-    if "ConnectionClosed" in text or "peer closed connection" in text or "unexpectedly closed" in text:
+    if _closed_early(exc):
         return "the server closed the connection before the answer ended"
     return f"the server's answer is not valid HTTP/1.1 ({text})"
