@@ -320,6 +320,9 @@ async def test_a_host_name_the_resolver_refuses_is_a_connect_error_not_a_crash()
         await fetch(client, "http://a..b/v1")
     with pytest.raises(ConnectError, match="cannot resolve the host name"):
         await fetch(client, f"http://{'x' * 64}.example/v1")
+    for international in ("ü..b", "ü" * 64 + ".example", "\udcff.example"):  # the idna codec refuses
+        with pytest.raises(ConnectError, match="cannot resolve the host name"):
+            await fetch(client, f"http://{international}/v1")
 
 
 async def test_a_socks_proxy_is_refused_with_a_clear_error() -> None:

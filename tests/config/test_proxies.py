@@ -97,3 +97,14 @@ def test_a_proxy_with_a_bad_port_is_a_problem_not_a_crash() -> None:
     env = {"HTTPS_PROXY": "http://proxy.corp:99999"}
     problem = Probe("https://api.example.org/v1", "default", env).problem()
     assert problem is not None and "no valid host and port" in problem
+
+
+def test_the_probe_names_an_international_host_the_idna_codec_refuses() -> None:
+    """An empty or over-long label in a name that is not ASCII, straight or as the proxy: the codec's
+    refusal is 'cannot resolve host', not an exception in the probe's thread that left no problem."""
+    for url, env in [
+        ("http://ü..b:9/v1", {}),
+        ("https://api.example.org/v1", {"HTTPS_PROXY": "http://" + "ü" * 64 + ".corp:3128"}),
+    ]:
+        problem = Probe(url, "default", env).problem()
+        assert problem is not None and "cannot resolve host" in problem

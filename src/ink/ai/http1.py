@@ -457,8 +457,11 @@ class _Route:
             raise InvalidRequest(f"{url!r} has an invalid port") from exc
         if not host:
             raise InvalidRequest(f"{url!r} names no host")
-        if not host.isascii():
-            host = host.encode("idna").decode("ascii")
+        if not host.isascii():  # an international name goes on the wire in its ASCII (punycode) form
+            try:
+                host = host.encode("idna").decode("ascii")
+            except UnicodeError:  # an empty or over-long label, a character no name may hold
+                raise ConnectError(f"{url!r}: cannot resolve the host name (not a valid name)") from None
         self.host = host
         self.port = port or (443 if self.scheme == "https" else 80)
         default_port = port is None or port == (443 if self.scheme == "https" else 80)

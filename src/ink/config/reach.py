@@ -45,7 +45,7 @@ class Probe:
             # the host goes on to getaddrinfo, which takes bytes as well (the stubs say str only)
             with socket.create_connection((_wire_name(host), port), self.timeout):  # type: ignore[arg-type]
                 pass
-        except socket.gaierror:
+        except (socket.gaierror, UnicodeError):  # the idna codec refuses an international name's label
             self._error = f"cannot resolve host {host!r}{via}"
         except ConnectionRefusedError:
             self._error = f"nothing listens on {host}:{port}{via} (connection refused)"
