@@ -135,16 +135,22 @@ class ShadowRepo:
         if pending >= BULK_FILES or not self._swept:  # a few files (an abort's receipt) skip the sweep
             await asyncio.to_thread(self._drop_stale_packs)
             self._swept = True
+        # a large file whose name holds a newline cannot be a line of the exclude file: left out by a
+        # pathspec, whose magic GIT_LITERAL_PATHSPECS would switch off ("." and ``literal`` need none)
+        every = (".", *(f":(top,exclude,literal){p}" for p in skipped if "\n" in p))
+        magic = {"GIT_LITERAL_PATHSPECS": "0"} if len(every) > 1 else {}
         try:
             await self._git(
-                "add", "--all", "--ignore-errors", "--", ".", config=_BULK if pending >= BULK_FILES else ()
+                *("add", "--all", "--ignore-errors", "--", *every),
+                config=_BULK if pending >= BULK_FILES else (),
+                env=magic,
             )
         except ShadowError:
             if pending < BULK_FILES:
                 raise
             # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
             # into the pack; a loose add would die too, of SIGBUS on its mmap): once more, the plain way
-            await self._git("add", "--all", "--ignore-errors", "--", ".")
+            await self._git("add", "--all", "--ignore-errors", "--", *every, env=magic)
         return skipped
 
     async def staged_changes(self, old: str) -> list[str]:
@@ -308,8 +314,9 @@ class ShadowRepo:
         index: Path | None = None,
         stdin: bytes | None = None,
         config: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
     ) -> str:
-        env = {**os.environ, **_ENV, "GIT_INDEX_FILE": str(index or self.index)}
+        env = {**os.environ, **_ENV, "GIT_INDEX_FILE": str(index or self.index), **(env or {})}
         large = self.git_dir / f"large-{self.index.name}"
         config = (*_CONFIG, *config, *(("-c", f"core.excludesFile={large}") if large.exists() else ()))
         tree = (f"--work-tree={self.workspace}",) if work_tree else ()
