@@ -26,9 +26,8 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     """The proxy URL (with its scheme, credentials kept) a request to ``url`` goes through, or None
     for a direct connection."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host, port = address(url)
     except ValueError:
         return None  # not a URL a request can be sent to: the client says so itself
     variables = proxy_variables(env)
@@ -38,6 +37,13 @@ def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     if not proxy:
         return None
     return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def address(url: str) -> tuple[str, int]:
+    """(host, port) a connection for ``url`` (a service's or a proxy's) goes to: the host lower-cased,
+    the port the URL names or its scheme's (443 for https, else 80). Raises ``ValueError`` on a bad port."""
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.port or (443 if parts.scheme.lower() == "https" else 80)
 
 
 def proxy_problem(proxy: str) -> str | None:

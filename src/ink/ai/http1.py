@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit
 import h11
 
 from ink import __version__
-from ink.proxies import proxy_for, proxy_problem
+from ink.proxies import address, proxy_for, proxy_problem
 
 KEEPALIVE_EXPIRY = 5.0  # seconds, httpx's default
 MAX_IDLE_PER_ORIGIN = 8
@@ -428,9 +428,7 @@ class _Proxy:
         parts = urlsplit(url)
         self.scheme = parts.scheme.lower()
         self.shown = f"{self.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        assert parts.hostname is not None  # checked by ``proxy_problem``
-        self.host = parts.hostname
-        self.port = parts.port or (443 if self.scheme == "https" else 80)
+        self.host, self.port = address(url)  # both checked by ``proxy_problem``
         self.hop = (self.host, self.port, self.scheme)  # where the connection goes first
         self.authorization: str | None = None
         if parts.username is not None:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
-from ink.proxies import proxy_for, proxy_problem
+from ink.proxies import address, proxy_for, proxy_problem
 
 DEFAULT_TIMEOUT = 3.0
 
@@ -85,13 +84,10 @@ def _fix(origin: str) -> str:
 
 
 def _target(url: str, proxy: str | None) -> tuple[str, int, str]:
-    """(host, port, " via proxy ..." or "") of what a connection to ``url`` really goes to."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    """(host, port, " via proxy ..." or "") of what a connection to ``url`` really goes to; ``proxy`` is
+    one ``proxy_problem`` passed (a host, a valid port)."""
     if proxy:
-        proxied = urlsplit(proxy)
-        if proxied.hostname:
-            proxy_port = proxied.port or (443 if proxied.scheme == "https" else 80)
-            return proxied.hostname, proxy_port, f" (via proxy {proxied.hostname}:{proxy_port})"
+        host, port = address(proxy)
+        return host, port, f" (via proxy {host}:{port})"
+    host, port = address(url)
     return host, port, ""
