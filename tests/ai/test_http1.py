@@ -49,6 +49,34 @@ async def test_sequential_requests_reuse_one_connection() -> None:
     assert first.headers["accept-encoding"] == "identity"
 
 
+async def test_a_connection_on_a_high_descriptor_is_reused_too() -> None:
+    """A process holding many files (MCP servers, tools' pipes) gets socket descriptors past 1023, which
+    ``select.select`` refuses: the idle check must still see a live connection as live."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"this process may not open 1,100 more files (hard limit {hard})")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), hard))
+    filler = os.open(os.devnull, os.O_RDONLY)
+    held = [os.dup(filler) for _ in range(1100)]
+    try:
+        async with ScriptedServer() as server:
+            client = HttpClient(env={})
+            for i in range(2):
+                assert await fetch(client, f"http://127.0.0.1:{server.port}/{i}") == (
+                    200,
+                    f"hello /{i}".encode(),
+                )
+            await client.aclose()
+        assert server.connections == 1
+    finally:
+        for fd in [filler, *held]:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 async def test_a_connection_the_server_closed_while_idle_is_replaced_before_the_request_is_sent() -> None:
     """The server answers (keep-alive, by HTTP/1.1's default) and then closes the connection while the
     client holds it idle: the next request goes out once, on a new connection, without an error."""

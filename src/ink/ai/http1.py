@@ -214,11 +214,12 @@ class _Connection:
         sock = self.writer.get_extra_info("socket")
         if sock is None:
             return False
+        poller = select.poll()  # as httpcore: select.select refuses a descriptor past 1023
         try:
-            readable, _, _ = select.select([sock], [], [], 0)
+            poller.register(sock, select.POLLIN)
+            return not poller.poll(0)
         except (OSError, ValueError):
             return False
-        return not readable
 
     def close(self) -> None:
         self.writer.close()
