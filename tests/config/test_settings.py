@@ -207,6 +207,7 @@ def test_malformed_toml_names_file_and_line(
         ("\n\nkill_delay = 5\n", 3, "kill_delay must be at most 2 (got 5.0)"),
         ('model = ""\n', 1, "model must not be empty"),
         ('base_url = "localhost:8080"\n', 1, "base URL 'localhost:8080' is not an http(s) URL"),
+        ('base_url = "http://[::1/v1"\n', 1, "base URL 'http://[::1/v1' has an invalid host"),
     ],
 )
 def test_bad_keys_and_values_name_file_line_and_problem(

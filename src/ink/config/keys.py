@@ -89,8 +89,11 @@ def check_base_url(url: str, where: str) -> str:
     slash. Errors never quote the password (``shown_url``)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url.strip())
     shown = shown_url(url)
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # an unclosed "[" of an IPv6 address
+        raise ConfigError(f"{where}: base URL {shown!r} has an invalid host") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
             f"{where}: base URL {shown!r} is not an http(s) URL; give the full address, "
