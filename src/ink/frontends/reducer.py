@@ -106,3 +106,6 @@ class EventReducer:
 
     def permission_resolved(self, event: ev.PermissionResolved) -> None:
         pass
+
+    def rewind_end(self, event: ev.RewindEnd) -> None:
+        pass
