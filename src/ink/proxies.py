@@ -50,7 +50,10 @@ def proxy_problem(proxy: str) -> str | None:
     """Why ink cannot use the proxy URL ``proxy`` (as ``proxy_for`` gives it), or None. Only http:// and
     https:// proxies are spoken to (SOCKS is not: httpx needed an extra package for it, which ink never
     installed). Never quotes the credentials."""
-    parts = urlsplit(proxy)
+    try:
+        parts = urlsplit(proxy)
+    except ValueError:  # an unclosed [ (http://[::1): no part of it can be shown safely
+        return "the proxy in the environment's *_PROXY variables is not a valid URL"
     scheme = parts.scheme.lower()
     try:
         port = parts.port

@@ -108,3 +108,11 @@ def test_the_probe_names_an_international_host_the_idna_codec_refuses() -> None:
     ]:
         problem = Probe(url, "default", env).problem()
         assert problem is not None and "cannot resolve host" in problem
+
+
+def test_a_proxy_that_is_not_a_url_is_a_problem_not_a_crash() -> None:
+    """urlsplit refuses an unclosed IPv6 bracket: one line at start-up, not an internal error."""
+    env = {"HTTP_PROXY": "http://me:secret@[::1"}
+    problem = Probe("http://api.example.org/v1", "default", env).problem()
+    assert problem is not None and "*_PROXY variables is not a valid URL" in problem
+    assert "secret" not in problem
