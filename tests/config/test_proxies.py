@@ -82,6 +82,18 @@ def test_the_probe_knocks_at_the_proxy_the_client_will_use() -> None:
     probe = Probe("https://api.model.invalid/v1", "default", {"HTTPS_PROXY": f"127.0.0.1:{port}"})
     problem = probe.problem()
     assert problem is not None and f"(via proxy 127.0.0.1:{port})" in problem
+    assert problem.endswith("; correct or unset the proxy variable (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)")
+
+
+def test_a_dead_proxy_is_not_blamed_on_the_base_url() -> None:
+    """The URL given with --base-url is fine; the remedy names what is wrong: the proxy."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {"HTTP_PROXY": f"http://127.0.0.1:{port}"}
+    problem = Probe("http://svc.example.org/v1", "--base-url", env).problem()
+    assert problem is not None and "correct --base-url" not in problem
+    assert "correct or unset the proxy variable" in problem
 
 
 def test_the_probe_refuses_a_socks_proxy_before_any_turn() -> None:

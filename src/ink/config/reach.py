@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from ink.proxies import address, proxy_for, proxy_problem
 
 DEFAULT_TIMEOUT = 3.0
+PROXY_FIX = "correct or unset the proxy variable (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY)"
 
 
 class Probe:
@@ -29,6 +30,7 @@ class Probe:
         self.origin = origin
         self.timeout = timeout
         proxy = proxy_for(url, env)
+        self._proxied = proxy is not None  # then the proxy is what the user must fix, not the URL
         self._unusable = proxy_problem(proxy) if proxy else None  # a SOCKS proxy: said before any turn
         self._target = _target(url, proxy if self._unusable is None else None)
         self._error: str | None = None
@@ -61,7 +63,8 @@ class Probe:
             error = f"no answer from {self._target[0]} within {self.timeout:g} s"
         if error is None:
             return None
-        return f"cannot reach the model service at {self.url}: {error}; {_fix(self.origin)}"
+        fix = PROXY_FIX if self._proxied else _fix(self.origin)
+        return f"cannot reach the model service at {self.url}: {error}; {fix}"
 
 
 def _wire_name(host: str) -> str | bytes:
