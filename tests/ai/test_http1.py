@@ -244,6 +244,17 @@ async def test_tls_with_an_untrusted_certificate_is_refused(authority: Authority
 # -- proxies -------------------------------------------------------------------------------------------
 
 
+async def test_https_to_a_plain_http_server_says_the_url_may_be_http() -> None:
+    """An https:// base URL at a local server that speaks plain HTTP: OpenSSL's WRONG_VERSION_NUMBER
+    alone does not tell the user what to change."""
+    with FakeModelServer() as server:
+        client = HttpClient(env={})
+        url = server.openai_base_url.replace("http://", "https://")
+        with pytest.raises(ConnectError, match=r"does not speak TLS there .*; is its URL http://\?$"):
+            await fetch(client, url + "/chat/completions")
+        await client.aclose()
+
+
 async def test_https_goes_through_a_connect_tunnel_with_tls_inside(authority: Authority) -> None:
     """``model.test`` resolves nowhere but in the proxy: an answer proves the tunnel carried it; the
     certificate is checked against that name; the tunnel is kept for the next request."""

@@ -375,7 +375,7 @@ class HttpClient:
             raise ConnectError(f"TLS with {route.where}: certificate verify failed: {problem}") from exc
         except ssl.SSLError as exc:
             _abort(writer)
-            raise ConnectError(f"TLS with {route.where} failed: {exc.reason or exc}") from exc
+            raise ConnectError(f"TLS with {route.where} failed: {_tls_text(exc)}") from exc
         except OSError as exc:
             _abort(writer)
             raise ConnectError(f"{route.where}: {_oserror_text(exc)}") from exc
@@ -550,6 +550,12 @@ async def _tunnel(
 def _abort(writer: asyncio.StreamWriter | None) -> None:
     if writer is not None:
         writer.transport.abort()
+
+
+def _tls_text(exc: ssl.SSLError) -> str:
+    if exc.reason == "WRONG_VERSION_NUMBER":  # what came back was not TLS: most often plain HTTP
+        return "the server does not speak TLS there (WRONG_VERSION_NUMBER); is its URL http://?"
+    return exc.reason or str(exc)
 
 
 def _oserror_text(exc: OSError) -> str:
