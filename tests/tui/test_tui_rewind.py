@@ -69,7 +69,11 @@ def test_slash_rewind_files_only_keeps_the_conversation_and_can_be_undone(
     ink.type_line("/rewind")  # the rewind itself is the newest entry: choosing it undoes the rewind
     ink.wait_text("before the rewind to: change the files")
     ink.send("\r")
-    ink.wait_for(lambda: (project / "made.txt").exists(), what="the rewind undone")
+
+    def undone() -> bool:  # git writes made.txt back first, then notes.txt
+        return (project / "made.txt").exists() and (project / "notes.txt").read_text() == "edited\n"
+
+    ink.wait_for(undone, what="the rewind undone")
     assert (project / "notes.txt").read_text() == "edited\n"
     ink.type_line("and now?")
     ink.wait_text("Still here.")
