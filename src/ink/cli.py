@@ -301,6 +301,8 @@ def _clearer(message: str) -> str:
         return (
             f"unknown option {flag}{_did_you_mean(flag)}" if flag.startswith("-") else f"unexpected {flag!r}"
         )
+    if message.startswith("argument --mode: invalid choice: 'acp'"):  # a mode of its own, not of --mode
+        message += "; the ACP server is the subcommand 'ink acp'"
     return message.replace("argument ", "", 1) if message.startswith("argument ") else message
 
 

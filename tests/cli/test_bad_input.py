@@ -42,6 +42,7 @@ def fails_with(args: list[str], env: dict[str, str], cwd: Path, *wanted: str) ->
         (["--output-format", "stream-json", "hi"], ["--output-format only applies to print mode: add -p"]),
         (["-p", "--mode", "rpc"], ["--mode rpc reads its prompts from stdin"]),
         (["acp", "extra"], ["'ink acp' takes no prompt"]),
+        (["--mode", "acp"], ["--mode: invalid choice: 'acp'", "the ACP server is the subcommand 'ink acp'"]),
         (["-p", "--continue", "--resume", "abc", "hi"], ["--continue and --resume exclude each other"]),
         (["-p", "--model"], ["--model: expected one argument"]),
     ],
