@@ -29,6 +29,7 @@ from ink.run.events import (
     AbortReceipt,
     BangEnd,
     BangStart,
+    InputRestored,
     PermissionRequest,
     PermissionResolved,
     QueuedInput,
@@ -256,3 +257,12 @@ def test_the_live_area_shows_the_tail_of_a_long_line_wrapped() -> None:
     assert wrap_tail(["x" * 20], 10, 5) == ["x" * 10, "x" * 10]
     assert wrap_tail(["a", "b", "c"], 10, 2) == ["b", "c"]
     assert wrap_tail(["日本語テキスト"], 6, 5) == ["日本語", "テキス", "ト"]
+
+
+def test_input_a_rewind_took_back_is_not_called_queued() -> None:
+    """A conversation rewind gives back inputs that were sent (``input_restored``), not queued ones."""
+    view = EventView(Clock(), builtin_tool)
+    view.on_event(
+        InputRestored((QueuedInput("in-1", "now sleep", "steer"), QueuedInput("in-2", "x", "steer")))
+    )
+    assert [b.text for b in view.take_printed()] == ["2 inputs put back in the editor"]

@@ -180,7 +180,9 @@ class EventView(EventReducer):
         self.queue = event.queue
 
     def input_restored(self, event: ev.InputRestored) -> None:
-        self._printed.append(Block("info", _restored_note(len(event.restored_input)), "dim"))
+        # Queued input, or input a conversation rewind took back after it was sent: "input", not "queued".
+        note = _restored_note(len(event.restored_input), "input")
+        self._printed.append(Block("info", note, "dim"))
 
     def bang_start(self, event: ev.BangStart) -> None:
         self._printed.append(Block("bang", f"$ {sanitize(event.command)}"))
@@ -342,5 +344,5 @@ def _abort_blocks(event: ev.RunEnd) -> list[Block]:
     return blocks
 
 
-def _restored_note(count: int) -> str:
-    return f"{plural(count, 'queued input')} put back in the editor"
+def _restored_note(count: int, what: str = "queued input") -> str:
+    return f"{plural(count, what)} put back in the editor"
