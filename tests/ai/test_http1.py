@@ -15,9 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ink.ai.errors import BadRequest
+from ink.ai.errors import BadRequest, TlsFailed
+from ink.ai.http import RetryPolicy
 from ink.ai.http1 import ConnectError, ConnectionBroken, HttpClient, InvalidRequest, Timeout
 from ink.ai.openai import OpenAIProvider
+from ink.ai.stream import RetryScheduled
 from tests.ai.helpers import collect, done_message, make_request
 from tests.ai.wire_peers import Authority, CountingProxy, Received, ScriptedServer, make_authority
 from tests.fakeserver import FakeModelServer
@@ -253,6 +255,20 @@ async def test_https_to_a_plain_http_server_says_the_url_may_be_http() -> None:
         with pytest.raises(ConnectError, match=r"does not speak TLS there .*; is its URL http://\?$"):
             await fetch(client, url + "/chat/completions")
         await client.aclose()
+
+
+async def test_a_refused_tls_handshake_is_not_retried() -> None:
+    """The same server gives the same TLS answer: the provider raises at once, no retry announced."""
+    with FakeModelServer() as server:
+        url = server.openai_base_url.replace("http://", "https://")
+        retry = RetryPolicy(max_attempts=4, base_delay=0.001, jitter=0.0)
+        provider = OpenAIProvider(api_key="k", base_url=url, retry=retry)
+        seen: list[object] = []
+        with pytest.raises(TlsFailed, match="does not speak TLS there"):
+            async for event in provider.stream(make_request()):
+                seen.append(event)
+        await provider.aclose()
+    assert not any(isinstance(e, RetryScheduled) for e in seen)
 
 
 async def test_https_goes_through_a_connect_tunnel_with_tls_inside(authority: Authority) -> None:

@@ -8,6 +8,7 @@
     ├── ContextOverflow           the prompt does not fit the model's window
     ├── BadRequest                other 4xx: the request itself is wrong
     ├── ConnectionFailed          no connection, reset, connect timeout, or the stream broke off
+    │   └── TlsFailed             the TLS handshake was refused (untrusted certificate, not TLS): not retried
     ├── Silent                    connected, then no answer within the first-byte or idle timeout
     ├── BadResponse               the server answered something that is not the protocol
     └── Refused                   the service stopped the reply itself (content filter, refusal)
@@ -65,6 +66,13 @@ class BadRequest(ProviderError):
 
 class ConnectionFailed(ProviderError):
     retryable = True
+
+
+class TlsFailed(ConnectionFailed):
+    """The server's TLS answer was refused: a certificate the client does not trust, or no TLS at all.
+    Asking again gets the same answer, so it is not retried."""
+
+    retryable = False
 
 
 class Silent(ProviderError):

@@ -65,6 +65,10 @@ class ConnectError(HttpError):
     """The connection could not be opened: name resolution, refused, the proxy's tunnel, TLS."""
 
 
+class TlsError(ConnectError):
+    """The TLS handshake failed on the server's answer (its certificate, or no TLS at all)."""
+
+
 class Timeout(HttpError):
     """Connecting or sending the request took longer than its limit."""
 
@@ -372,10 +376,10 @@ class HttpClient:
         except ssl.SSLCertVerificationError as exc:
             _abort(writer)
             problem = exc.verify_message or exc.reason
-            raise ConnectError(f"TLS with {route.where}: certificate verify failed: {problem}") from exc
+            raise TlsError(f"TLS with {route.where}: certificate verify failed: {problem}") from exc
         except ssl.SSLError as exc:
             _abort(writer)
-            raise ConnectError(f"TLS with {route.where} failed: {_tls_text(exc)}") from exc
+            raise TlsError(f"TLS with {route.where} failed: {_tls_text(exc)}") from exc
         except OSError as exc:
             _abort(writer)
             raise ConnectError(f"{route.where}: {_oserror_text(exc)}") from exc

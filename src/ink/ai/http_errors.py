@@ -23,8 +23,9 @@ from ink.ai.errors import (
     ProviderError,
     RateLimited,
     ServerError,
+    TlsFailed,
 )
-from ink.ai.http1 import ConnectError, Headers, HttpError, InvalidRequest, Response, Timeout
+from ink.ai.http1 import ConnectError, Headers, HttpError, InvalidRequest, Response, Timeout, TlsError
 
 _OVERFLOW = re.compile(
     r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|exceeds the context window"
@@ -143,6 +144,8 @@ def error_from_transport(exc: HttpError, url: str, provider: str, *, streamed: b
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, InvalidRequest):
         return BadRequest(f"cannot send the request to {url}: {detail}; not retried", provider=provider)
+    if isinstance(exc, TlsError):
+        return TlsFailed(f"cannot connect to {url}: {detail}; not retried", provider=provider)
     if isinstance(exc, ConnectError):
         return ConnectionFailed(f"cannot connect to {url}: {detail}", provider=provider)
     if isinstance(exc, Timeout):
