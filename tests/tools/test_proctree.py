@@ -22,10 +22,12 @@ pytestmark = pytest.mark.skipif(not proctree.available(), reason="the kernel lis
 
 
 def test_descendants_are_the_tree_psutil_finds(tmp_path: Path) -> None:
-    script = "sleep 30 & (sleep 30 & sleep 30 & wait) & echo ready > ready; wait"
+    # Each shell says it is ready once it has forked its own sleeps: the subshell runs on its own time.
+    script = "sleep 30 & (sleep 30 & sleep 30 & echo in > inner; wait) & echo out > outer; wait"
     shell = subprocess.Popen(["sh", "-c", script], cwd=tmp_path)
     try:
-        wait_for_file(tmp_path / "ready")
+        wait_for_file(tmp_path / "outer")
+        wait_for_file(tmp_path / "inner")
         expected = {p.pid for p in psutil.Process(shell.pid).children(recursive=True)}
         assert len(expected) >= 4
         assert set(proctree.descendants(shell.pid)) == expected
