@@ -17,6 +17,7 @@ from ink.agent.tool import BeforeToolHook, Tool
 from ink.ai.provider import Provider, ToolSpec
 from ink.config import Settings
 from ink.config.commands import CommandBook
+from ink.config.keys import PERMISSION_MODES, PermissionMode
 from ink.extend.command_limit import CommandToolLimit
 from ink.extend.task import SubAgents
 from ink.run.compaction import Compactor
@@ -154,6 +155,18 @@ class App:
         self.settings = settings
         if self.session is not None:
             self.session.record_model_change(settings.model, settings.provider)
+
+    def set_permission_mode(self, mode: PermissionMode) -> bool:
+        """Judge the next tool call in ``mode`` (a run going on included: the policy reads its mode at
+        every call); the settings follow, so the status line and a rebuilt set-up agree. False, and
+        nothing changed, when the permission hook is not ink's own policy (a replaced ``before_tool``),
+        whose mode ink cannot change."""
+        policy = getattr(self.before_tool, "policy", None)
+        if policy is None or getattr(policy, "mode", None) not in PERMISSION_MODES:
+            return False
+        policy.mode = mode
+        self.settings = msgspec.structs.replace(self.settings, permission_mode=mode)
+        return True
 
     def new_session(self) -> None:
         """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""
