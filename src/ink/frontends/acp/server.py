@@ -2,9 +2,11 @@
 
 Methods (ACP protocol version 1): ``initialize``, ``authenticate`` (nothing to do: keys come from ink's
 settings), ``session/new``, ``session/load`` (resume an ink session by id and replay its history),
-``session/prompt`` (answered when its turn ends), ``session/cancel`` (a notification). A line that is
-not JSON, not JSON-RPC 2.0, names an unknown method or carries bad params gets the standard error
-answer, and the server goes on; a notification never gets an answer, its errors are logged (stderr).
+``session/prompt`` (answered when its turn ends), ``session/cancel`` (a notification),
+``session/set_config_option`` and ``session/set_mode`` (``options``), ``session/set_model`` (pre-schema).
+A line that is not JSON, not JSON-RPC 2.0, names an unknown method or carries bad params gets the
+standard error answer, and the server goes on; a notification never gets an answer, its errors are
+logged (stderr).
 
 Ending (``serve`` returns the exit status; reading, signals and stopping are ``StdioServer``'s):
     0    end of input: every run is aborted and settles, its prompts are answered ``cancelled``
@@ -44,6 +46,14 @@ from ink.frontends.acp.jsonrpc import (
     encode_message,
     parse_message,
 )
+from ink.frontends.acp.options import (
+    MODE_OPTION,
+    BadOption,
+    config_options,
+    session_state,
+    set_mode,
+    set_option,
+)
 from ink.frontends.acp.prompt import InvalidPrompt, read_prompt
 from ink.frontends.acp.session import AcpSession
 from ink.frontends.stdio import Overlong, StdioServer
@@ -68,7 +78,8 @@ class AcpServer(StdioServer):
         super().__init__(out_fd, line_limit=line_limit, encode=encode_message, close_timeout=CLOSE_TIMEOUT)
         self.settings = settings
         self.peer = Peer(self.writer)
-        self.sessions: dict[str, AcpSession] = {}
+        self.sessions: dict[str, AcpSession] = {}  # by the session's full id
+        self.names: dict[str, str] = {}  # every id an editor opened a session by -> its full id
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": lambda call: {},
@@ -77,6 +88,8 @@ class AcpServer(StdioServer):
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
             "session/set_model": self.set_model,
+            "session/set_config_option": self.set_config_option,
+            "session/set_mode": self.set_session_mode,
         }
 
     async def shut_down(self, reason: str) -> None:
@@ -173,24 +186,30 @@ class AcpServer(StdioServer):
         settings = self._session_settings(call.params)
         app = await start_app(settings, force_exit=self._force_exit)
         session_id = app.session_id or uuid.uuid4().hex  # --no-session: an id for this process only
-        self.sessions[session_id] = AcpSession(session_id, app, self.peer)
-        return {"sessionId": session_id, "models": _models(app)}
+        self._open(session_id, session_id, app)
+        return {"sessionId": session_id, **session_state(app)}
 
     async def load_session(self, call: Call) -> dict[str, Any]:
         """Go on with an ink session (by id, or an unambiguous id prefix) and replay its history as
-        updates before answering. A session already open in this process is replayed as it is. The
-        session is known by its full id from then on, whatever prefix loaded it: its updates carry the
-        full id, and later requests name it so."""
+        updates before answering. A session already open in this process is replayed as it is. The id
+        the editor loaded it by keeps naming it (the schema's answer has no field for another one): its
+        updates carry that id, and requests may name it so or by its full id."""
         requested = _text_param(call.params, "sessionId")
         settings = self._session_settings(call.params)
-        session_id = self._full_id(requested, settings)
-        session = self.sessions.get(session_id)
+        full_id = self._full_id(requested, settings)
+        session = self.sessions.get(full_id)
         if session is None:
-            app = await _resumed_app(settings, session_id, self._force_exit)
-            session = AcpSession(session_id, app, self.peer)
-            self.sessions[session_id] = session
+            app = await _resumed_app(settings, full_id, self._force_exit)
+            session = self._open(requested, full_id, app)
+        self.names[requested] = full_id
         session.replay()
-        return {"models": _models(session.app)}
+        return session_state(session.app)
+
+    def _open(self, name: str, full_id: str, app: App) -> AcpSession:
+        session = AcpSession(name, app, self.peer)
+        self.sessions[full_id] = session
+        self.names[name] = self.names[full_id] = full_id
+        return session
 
     def prompt(self, call: Call) -> object:
         if call.is_notification:
@@ -217,13 +236,37 @@ class AcpServer(StdioServer):
         if not model:
             raise _invalid("modelId must not be blank")
         session.app.switch_model(model)
+        session.update_config(config_options(session.app))
+        return {}
+
+    def set_config_option(self, call: Call) -> dict[str, Any]:
+        """``model``: later runs use it, a run going on keeps its own (R13); ``mode``: the permission mode
+        of the next tool call. Answered with every option's value; a mode change is also announced as
+        the session's current mode."""
+        session = self._session(call.params)
+        try:
+            changed = set_option(session.app, call.params)
+        except BadOption as exc:
+            raise _invalid(str(exc)) from None
+        if changed == MODE_OPTION:
+            session.update_mode(session.app.settings.permission_mode)
+        return {"configOptions": config_options(session.app)}
+
+    def set_session_mode(self, call: Call) -> dict[str, Any]:
+        """ACP session modes are ink's permission modes (Shift+Tab in the terminal UI)."""
+        session = self._session(call.params)
+        try:
+            set_mode(session.app, call.params.get("modeId"))
+        except BadOption as exc:
+            raise _invalid(str(exc)) from None
+        session.update_config(config_options(session.app))
         return {}
 
     # -- helpers -----------------------------------------------------------------------------------
 
     def _session(self, params: Mapping[str, Any]) -> AcpSession:
         session_id = _text_param(params, "sessionId")
-        session = self.sessions.get(session_id)
+        session = self.sessions.get(self.names.get(session_id, session_id))
         if session is None:
             raise RpcError(
                 RESOURCE_NOT_FOUND,
@@ -236,8 +279,8 @@ class AcpServer(StdioServer):
         """The full id ``requested`` names: a session of this process (exact id, else the one id it
         starts), else a session file (``--resume``'s rules). Raises ``RpcError`` (not found, ambiguous,
         or sessions off)."""
-        if requested in self.sessions:
-            return requested
+        if requested in self.names:
+            return self.names[requested]
         live = [session_id for session_id in self.sessions if session_id.startswith(requested)]
         if len(live) == 1:
             return live[0]
@@ -272,12 +315,6 @@ class AcpServer(StdioServer):
             raise _invalid(str(exc)) from None
         secrets = (*settings.secrets, *referenced_secrets(tuple(editor), {}))
         return replace(settings, mcp_servers=merged(settings.mcp_servers, editor), secrets=secrets)
-
-
-def _models(app: App) -> dict[str, Any]:
-    """ACP's ``SessionModelState``: the session's model and the others its provider's catalogue knows."""
-    choices = [{"modelId": m, "name": m} for m in app.model_choices()]
-    return {"currentModelId": app.settings.model, "availableModels": choices}
 
 
 def _stored_id(settings: Settings, requested: str) -> str:

@@ -108,6 +108,14 @@ class AcpSession(EventReducer):
             self._unsubscribe()
             self._send(self.turns.drain())
 
+    def update_config(self, options: list[dict[str, Any]]) -> None:
+        """Tell the editor every config option's value (after a change it did not make through them)."""
+        self._update({"sessionUpdate": "config_option_update", "configOptions": options})
+
+    def update_mode(self, mode: str) -> None:
+        """Tell the editor the session's current mode (after a change through the config options)."""
+        self._update({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+
     # -- from the controller -----------------------------------------------------------------------
 
     # EventReducer: one method per event type; on_event dispatches.
