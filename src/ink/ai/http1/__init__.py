@@ -1,5 +1,6 @@
 """The providers' HTTP/1.1 client: h11 (the sans-IO protocol library httpcore is built on) driven over
-asyncio streams, with a keep-alive pool, TLS, proxies from the environment, and connect/write timeouts.
+an asyncio protocol, with a keep-alive pool, TLS, proxies from the environment, and connect/write
+timeouts.
 
 Why not httpx: a model call is one POST whose answer streams back, and httpx's generality is paid at
 every start-up (measured: importing it ~35 ms, creating a client ~15 ms, the first request ~30 ms more
@@ -7,11 +8,13 @@ through anyio and httpcore's async stack; h11 alone imports in ~12 ms). What htt
 could notice is kept, the same way:
 
 - Keep-alive: idle connections wait in a pool per (scheme, host, port, proxy). One is not reused once
-  it has been idle ``keepalive_expiry`` seconds (httpx's 5 s) or when its socket is readable while idle
-  (the server closed it, or sent something unasked): httpcore's ``has_expired`` check, made just before
-  reuse, so such a connection is replaced by a fresh one transparently, before a byte of the request is
-  sent. A request whose bytes went out is never sent again here (httpcore does not either: a POST may
-  have reached the model); its failure is raised for the caller's retry policy (``ink.ai.http``).
+  it has been idle ``keepalive_expiry`` seconds (httpx's 5 s) or when anything is left unread on it:
+  bytes the server sent past its answer's framed body (they would be read as the next request's answer:
+  a smuggled reply), or anything (EOF above all) that arrived while it was idle. It is checked when the
+  answer ends and again just before reuse (httpcore's ``has_expired``), so such a connection is replaced
+  by a fresh one transparently, before a byte of the request is sent. A request whose bytes went out is
+  never sent again here (httpcore does not either: a POST may have reached the model); its failure is
+  raised for the caller's retry policy (``ink.ai.http``).
 - TLS: ``ssl.create_default_context`` over ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set, else
   certifi's bundle when certifi is importable, else the system's; hostname checking on. Built only for an
   https URL, once per process for each such choice.
@@ -28,8 +31,9 @@ could notice is kept, the same way:
   the model APIs authenticate by key and do not need them back).
 
 The package, one job per module: ``route`` (where a request goes, the proxy's tunnel), ``tls`` (the
-trust store), ``connection`` (a socket and its h11 state), ``pool`` (keep-alive), ``exchange`` (the
-request head, sending it, the streamed ``Response``), ``client`` (``HttpClient``, which ties them).
+trust store), ``wire`` (a socket's bytes), ``connection`` (a wire and its h11 state), ``pool``
+(keep-alive), ``exchange`` (the request head, sending it, the streamed ``Response``), ``client``
+(``HttpClient``, which ties them).
 
 Failures are ``HttpError``s: ``ConnectError`` (no connection), ``Timeout``, ``ConnectionBroken`` (reset,
 closed early, or not HTTP/1.1), and ``InvalidRequest`` (cannot be sent as asked: sending again would fail

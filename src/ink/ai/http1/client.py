@@ -14,6 +14,7 @@ from ink.ai.http1.exchange import Response, exchange, request_head
 from ink.ai.http1.pool import KEEPALIVE_EXPIRY, Pool
 from ink.ai.http1.route import Route, tunnel
 from ink.ai.http1.tls import default_tls_context
+from ink.ai.http1.wire import Wire
 
 HAPPY_EYEBALLS_DELAY = 0.25  # IPv6 and IPv4 addresses of a host tried side by side (RFC 8305), as anyio did
 
@@ -80,13 +81,14 @@ class HttpClient:
             raise
 
     async def _open(self, route: Route) -> Connection:
-        writer: asyncio.StreamWriter | None = None
+        wire = Wire()
         proxy = route.proxy
         try:
             async with asyncio.timeout(self.connect_timeout):
                 host, port, scheme = (route.host, route.port, route.scheme) if proxy is None else proxy.hop
                 tls = self._tls() if scheme == "https" else None
-                reader, writer = await asyncio.open_connection(
+                await asyncio.get_running_loop().create_connection(
+                    lambda: wire,
                     host,
                     port,
                     ssl=tls,
@@ -94,37 +96,32 @@ class HttpClient:
                     happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
                 )
                 if proxy is not None and route.scheme == "https":
-                    await tunnel(reader, writer, route, proxy)
-                    await writer.start_tls(self._tls(), server_hostname=route.host)
+                    await tunnel(wire, route, proxy)
+                    await wire.start_tls(self._tls(), server_hostname=route.host)
         except TimeoutError:
-            _abort(writer)
+            wire.abort()
             raise Timeout(
                 f"connecting to {route.where} took longer than {self.connect_timeout:g} s"
             ) from None
         except ssl.SSLCertVerificationError as exc:
-            _abort(writer)
+            wire.abort()
             problem = exc.verify_message or exc.reason
             raise TlsError(f"TLS with {route.where}: certificate verify failed: {problem}") from exc
         except ssl.SSLError as exc:
-            _abort(writer)
+            wire.abort()
             raise TlsError(f"TLS with {route.where} failed: {tls_text(exc)}") from exc
         except OSError as exc:
-            _abort(writer)
+            wire.abort()
             raise ConnectError(f"{route.where}: {oserror_text(exc)}") from exc
         except UnicodeError as exc:  # the resolver's idna codec refuses an empty or over-long label
-            _abort(writer)
+            wire.abort()
             raise ConnectError(f"{route.where}: cannot resolve the host name (not a valid name)") from exc
         except BaseException:
-            _abort(writer)
+            wire.abort()
             raise
-        return Connection(reader, writer, route.key)
+        return Connection(wire, route.key)
 
     def _tls(self) -> ssl.SSLContext:
         if self._ssl_context is None:
             self._ssl_context = default_tls_context(self._env)
         return self._ssl_context
-
-
-def _abort(writer: asyncio.StreamWriter | None) -> None:
-    if writer is not None:
-        writer.transport.abort()

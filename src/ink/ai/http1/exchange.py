@@ -174,9 +174,9 @@ async def exchange(
         pieces += state.send_with_data_passthrough(h11.Data(data=content)) or ()
     pieces.append(state.send(h11.EndOfMessage()))
     try:
-        connection.writer.writelines(pieces)
+        connection.wire.write(pieces)
         async with asyncio.timeout(write_timeout):
-            await connection.writer.drain()
+            await connection.wire.drain()
     except TimeoutError:
         raise Timeout(f"sending the request took longer than {write_timeout:g} s") from None
     except OSError as exc:

@@ -36,9 +36,15 @@ class Pool:
         return None
 
     def release(self, connection: Connection) -> None:
-        """A response was read to its end: keep the connection for the next request if both sides may."""
+        """A response was read to its end: keep the connection for the next request if both sides may and
+        nothing past the answer is left unread."""
         state = connection.h11
-        if self.closed or state.our_state is not h11.DONE or state.their_state is not h11.DONE:
+        if (
+            self.closed
+            or state.our_state is not h11.DONE
+            or state.their_state is not h11.DONE
+            or not connection.clean()
+        ):
             connection.close()
             return
         state.start_next_cycle()
@@ -56,7 +62,7 @@ class Pool:
         for connection in idle:
             connection.close()
         if idle:  # bounded: a TLS peer that never answers the close does not hold us
-            closing = [connection.writer.wait_closed() for connection in idle]
+            closing = [connection.wire.closed for connection in idle]
             try:
                 async with asyncio.timeout(1.0):
                     await asyncio.gather(*closing, return_exceptions=True)

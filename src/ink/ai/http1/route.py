@@ -4,16 +4,14 @@ an http(s) proxy."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
 import h11
 
 from ink.ai.http1.errors import ConnectError, InvalidRequest, closed_early
+from ink.ai.http1.wire import Wire
 from ink.proxies import address, proxy_for, proxy_problem
-
-READ_SIZE = 65536
 
 Key = tuple[str, str, int, str | None]  # scheme, host, port, proxy: connections are shared within one
 
@@ -75,18 +73,16 @@ class Route:
         self.where = f"{shown_host}:{self.port}" + (f" (via proxy {self.proxy.shown})" if self.proxy else "")
 
 
-async def tunnel(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, route: Route, proxy: Proxy
-) -> None:
+async def tunnel(wire: Wire, route: Route, proxy: Proxy) -> None:
     """Ask the proxy for a tunnel to the origin (``CONNECT host:port``); TLS goes inside it."""
     authority = f"{route.host}:{route.port}" if ":" not in route.host else f"[{route.host}]:{route.port}"
     state = h11.Connection(h11.CLIENT)
     fields = [("host", authority)]
     if proxy.authorization:
         fields.append(("proxy-authorization", proxy.authorization))
-    writer.write(state.send(h11.Request(method="CONNECT", target=authority, headers=fields)))
-    writer.write(state.send(h11.EndOfMessage()))
-    await writer.drain()
+    head = state.send(h11.Request(method="CONNECT", target=authority, headers=fields))
+    wire.write((head, state.send(h11.EndOfMessage())))
+    await wire.drain()
     while True:
         try:
             event = state.next_event()
@@ -97,7 +93,7 @@ async def tunnel(
                 ) from exc
             raise ConnectError(f"the proxy {proxy.shown} did not answer CONNECT in HTTP/1.1: {exc}") from exc
         if event is h11.NEED_DATA:
-            state.receive_data(await reader.read(READ_SIZE))
+            state.receive_data(await wire.receive())
         elif type(event) is h11.Response:
             break
     if not 200 <= event.status_code < 300:
