@@ -104,8 +104,41 @@ def _main(args: list[str], redactor: Redactor) -> int:
         print(f"ink: warning: {warning}", file=sys.stderr)
     problem = _preflight(settings) if invocation.mode in MODEL_MODES else None
     if problem is not None:
-        return _fail(problem, 2)
+        starter = _starter_settings(ns, settings)
+        if starter is None:
+            return _fail(f"{problem}{_STARTER_HINT if _runtime_missing() else ''}", 2)
+        settings = starter
     return _start(module_name, settings, invocation, redactor)
+
+
+_STARTER_HINT = "; to try ink with no key at all, install its local runtime: pip install 'ink-agent[local]'"
+
+
+def _starter_settings(ns: argparse.Namespace, settings: Settings) -> Settings | None:
+    """A first run with no key (``starts_on_starter``) goes on with the embedded starter model, if the
+    local runtime is installed, saying so in one line and how to pick a real provider; else None."""
+    from ink.config import ConfigError, starts_on_starter
+
+    if not starts_on_starter(settings, os.environ) or _runtime_missing():
+        return None
+    ns.provider = "local"
+    try:
+        starter = _settings(ns)
+    except ConfigError:  # the same files and flags with another provider: then the key problem stands
+        return None
+    print(
+        "ink: no provider key is set, so ink runs its small starter model on this machine (a toy for "
+        "trying ink): for real work set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pick a provider with "
+        "--provider (ink models lists them)",
+        file=sys.stderr,
+    )
+    return starter
+
+
+def _runtime_missing() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("xllamacpp") is None
 
 
 def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:

@@ -56,9 +56,11 @@ def test_no_traceback_even_with_debug_for_bad_input(work: Path, tmp_path: Path) 
 
 
 def test_missing_key_names_the_variable(work: Path, tmp_path: Path) -> None:
-    fails_with(
-        ["-p", "hi"], ink_env(tmp_path), work, "no API key for openai", "set OPENAI_API_KEY", "--api-key"
-    )
+    """A provider chosen (here by the flag) needs its key. With none chosen and no key at all, ink starts
+    on its starter model instead (tests/real_model): but a key of another provider is a choice too."""
+    wanted = ("no API key for openai", "set OPENAI_API_KEY", "--api-key")
+    fails_with(["-p", "--provider", "openai", "hi"], ink_env(tmp_path), work, *wanted)
+    fails_with(["-p", "hi"], ink_env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x"), work, *wanted)
     env = ink_env(tmp_path, OPENAI_API_KEY="set-but-other-provider")
     fails_with(["-p", "--provider", "anthropic", "hi"], env, work, "ANTHROPIC_API_KEY")
 

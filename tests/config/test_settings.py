@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ink.config import ConfigError, Flags, load_settings, missing_key_problem
+from ink.config import ConfigError, Flags, load_settings, missing_key_problem, starts_on_starter
 from ink.config.catalogue import PROVIDERS
 
 
@@ -249,3 +249,18 @@ def test_missing_key_is_a_problem_only_for_the_official_service(
     )
     env["OPENAI_API_KEY"] = "k"
     assert missing_key_problem(load_settings(Flags(), env, project)) is None
+
+
+def test_a_first_run_is_one_where_nothing_chose_a_provider_and_no_key_is_set(
+    dirs: tuple[Path, Path, dict[str, str]],
+) -> None:
+    """Issue 30's first run: only then does ink start on its starter model instead of asking for a key."""
+    home, project, env = dirs
+    assert starts_on_starter(load_settings(Flags(), env, project), env)
+    for flags in (Flags(provider="openai"), Flags(model="gpt-4.1"), Flags(base_url="http://h:1/v1")):
+        assert not starts_on_starter(load_settings(flags, env, project), env), flags
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "OPENAI_BASE_URL"):
+        keyed = env | {variable: "http://h:1/v1" if variable.endswith("_URL") else "x"}
+        assert not starts_on_starter(load_settings(Flags(), keyed, project), keyed), variable
+    write(home / "config.toml", 'provider = "anthropic"\n')
+    assert not starts_on_starter(load_settings(Flags(), env, project), env)

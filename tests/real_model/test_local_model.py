@@ -106,3 +106,17 @@ def test_no_server_process_outlives_ink(how: str, local_env: dict[str, str], tmp
             ink.wait_exit(30)
         _, alive = psutil.wait_procs([server], timeout=15)
         assert not alive, f"the model server {server.pid} outlived ink ({how})"
+
+
+def test_a_first_run_with_no_key_starts_on_the_starter_model_and_says_so(
+    local_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 30 (first run): with no provider key and nothing chosen, ``ink -p`` stopped with "no API
+    key for openai"; ink ships an embedded default, so it starts on it, with one line saying so and how
+    to pick a real provider."""
+    done = run_ink(["--no-session", "-p", "Say hi."], local_env, tmp_path, timeout=STARTUP * 2)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "no provider key is set" in line]
+    assert len(notes) == 1 and "--provider" in notes[0] and "OPENAI_API_KEY" in notes[0], done.stderr
+    assert "local model ready" in done.stderr
+    assert done.stdout.strip(), "the starter model answered"

@@ -6,7 +6,7 @@ See ``settings`` for the precedence and docs/config.md for the user-facing descr
 from ink.config.catalogue import PROVIDERS, ProviderInfo
 from ink.config.errors import ConfigError
 from ink.config.invocation import Invocation, Mode, OutputFormat
-from ink.config.settings import Flags, Settings, load_settings, missing_key_problem
+from ink.config.settings import Flags, Settings, load_settings, missing_key_problem, starts_on_starter
 
 __all__ = [
     "PROVIDERS",
@@ -19,4 +19,5 @@ __all__ = [
     "Settings",
     "load_settings",
     "missing_key_problem",
+    "starts_on_starter",
 ]

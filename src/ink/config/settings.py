@@ -374,6 +374,18 @@ def _project_hooks(project: ConfigFile | None) -> tuple[HookSpec, ...]:
     return tuple(replace(hook, scope="project") for hook in project.hooks) if project else ()
 
 
+def starts_on_starter(settings: Settings, env: Mapping[str, str]) -> bool:
+    """A first run: nothing chose a provider, a model or a base URL (no flag, variable or config file)
+    and no provider's key variable is set. ink then starts on its embedded starter model (``--provider
+    local``) instead of refusing for want of a key; a key set or a provider chosen wins as before."""
+    chosen = ("provider", "model", "base_url")
+    if any(settings.origins.get(name, "default") != "default" for name in chosen):
+        return False
+    if settings.origins.get("api_key", "unset") != "unset":
+        return False
+    return not any(env.get(info.key_env) for info in PROVIDERS.values() if info.key_env)
+
+
 def missing_key_problem(settings: Settings) -> str | None:
     """A key is required for the provider's own service; a custom base URL (a local OpenAI-compatible
     server such as Ollama or llama.cpp) may need none, so there a missing key is left to the server."""
