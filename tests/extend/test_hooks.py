@@ -98,9 +98,10 @@ def test_a_post_tool_hook_formats_the_written_file(
     assert f"[post_tool hook] formatted {project / 'a.py'}" in output
 
 
-def test_a_hanging_hook_is_killed_at_its_timeout_and_the_run_goes_on(
+def test_a_hanging_hook_is_killed_at_its_timeout_and_its_call_is_blocked(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
+    # R39: the run goes on, but the call the hook did not answer for does not run
     env = hooks_config(tmp_path, '[[hooks.pre_tool]]\ncommand = "sleep 37.25"\ntimeout = 0.5\n')
     fake_server.script(call("bash", {"command": "touch ran"}, id="c1"), say("done"))
     with start(fake_server, env, project) as ink:
@@ -111,7 +112,9 @@ def test_a_hanging_hook_is_killed_at_its_timeout_and_the_run_goes_on(
         )
         ink.wait_event("run_end", stopReason="completed")
         assert alive("sleep 37.25") == []
-    assert (project / "ran").exists()
+    assert not (project / "ran").exists()
+    [(_, refused)] = fake_server.requests[1].tool_results()
+    assert "did not finish within 0.5 s" in refused and "the call is blocked" in refused
 
 
 def test_an_abort_kills_a_running_hook(fake_server: FakeModelServer, project: Path, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
 from ink.agent.live import LiveOutput
 from ink.agent.tasks import cancel_and_wait
-from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool, ToolCallContext, ToolOutput
+from ink.agent.tool import AfterToolHook, BeforeToolHook, Rewrite, Tool, ToolCallContext, ToolOutput
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
 from ink.ai.unicode import sendable_text
@@ -41,6 +41,15 @@ class CancelTally(msgspec.Struct):
     not_started: list[str] = msgspec.field(default_factory=list)
     interrupted: list[str] = msgspec.field(default_factory=list)
     abandoned: list[str] = msgspec.field(default_factory=list)
+
+
+class _Checked(msgspec.Struct, frozen=True):
+    """A call cleared to run: its tool, the arguments it runs with, and a note for its result (a hook
+    changed them) or ``""``."""
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    note: str = ""
 
 
 class SchedulerSettings(msgspec.Struct, frozen=True):
@@ -150,7 +159,7 @@ class ToolScheduler:
         self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
         return result, True
 
-    async def _check(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
+    async def _check(self, call: ToolCall) -> _Checked | ToolResult:
         """Validate the arguments and ask the pre-execution hook. An error result when either says no,
         or fails: a broken schema or hook must cost this call, not the history (R19)."""
         try:
@@ -158,7 +167,7 @@ class ToolScheduler:
         except Exception as exc:
             return _error(call, f"Not executed: ink could not check this call ({type(exc).__name__}: {exc}).")
 
-    async def _checked(self, call: ToolCall) -> tuple[Tool, Mapping[str, Any]] | ToolResult:
+    async def _checked(self, call: ToolCall) -> _Checked | ToolResult:
         if call.arguments_error is not None:  # the model can correct this; the run goes on
             return _error(call, ARGUMENTS_UNUSABLE.format(problem=call.arguments_error))
         tool = self._tools.get(call.name)
@@ -168,17 +177,25 @@ class ToolScheduler:
         problem = validate_arguments(tool.spec.parameters, call.arguments)
         if problem is not None:
             return _error(call, f"Invalid arguments for {call.name}: {problem}")
+        arguments, note = call.arguments, ""
         if self._before_tool is not None:
             async with self._hook_lock:  # one question to the user at a time
-                refusal = await self._before_tool(call, self._signal)
-            if refusal is not None:
+                answer = await self._before_tool(call, self._signal)
+            if isinstance(answer, Rewrite):  # checked like the model's own arguments: never run unchecked
+                arguments, note = answer.arguments, answer.note
+                problem = validate_arguments(tool.spec.parameters, arguments)
+                if problem is not None:
+                    return _error(call, f"Not executed: {note}, and {call.name} cannot take them: {problem}")
+            elif answer is not None:
                 if self._signal.aborted:  # R34: a question the abort cancelled; the call never started
                     self.tally.not_started.append(call.id)
-                return _error(call, refusal.reason)
-        return tool, copy.deepcopy(dict(call.arguments))  # a tool that edits its arguments edits a copy
+                return _error(call, answer.reason)
+        return _Checked(tool, copy.deepcopy(dict(arguments)), note)  # a tool edits a copy of its arguments
 
-    async def _execute(self, call: ToolCall, checked: tuple[Tool, Mapping[str, Any]]) -> ToolResult:
-        tool, args = checked
+    async def _execute(self, call: ToolCall, checked: _Checked) -> ToolResult:
+        tool, args = checked.tool, checked.arguments
+        if checked.note:  # the after-tool hook sees the call that ran, not the one the model sent
+            call = msgspec.structs.replace(call, arguments=copy.deepcopy(dict(args)))
         started = time.monotonic()
         live = LiveOutput(call.id, self._emit)
         try:
@@ -189,10 +206,11 @@ class ToolScheduler:
         elapsed_ms = int((time.monotonic() - started) * 1000)
         if output.interrupted and call.id not in self.tally.abandoned:
             self.tally.interrupted.append(call.id)
+        text = f"{output.output}\n\n[{checked.note}]" if checked.note else output.output
         result = ToolResult(
             call.id,
             call.name,
-            sendable_text(output.output),  # file names, a command's bytes: shown as sent (ink.ai.unicode)
+            sendable_text(text),  # file names, a command's bytes: shown as sent (ink.ai.unicode)
             is_error=output.is_error,
             duration_ms=elapsed_ms,
             interrupted=True if output.interrupted else None,

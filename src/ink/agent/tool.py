@@ -118,7 +118,16 @@ class Refusal(msgspec.Struct, frozen=True):
     reason: str
 
 
-BeforeToolHook = Callable[[ToolCall, AbortSignal], Awaitable[Refusal | None]]
+class Rewrite(msgspec.Struct, frozen=True):
+    """A pre-execution hook's "yes, with these arguments" (a hook's ``updatedInput``): the call runs with
+    ``arguments``, judged by the hook as a new call; ``note`` is appended to the result the model reads,
+    so it knows what really ran. Arguments the tool's schema refuses make the call's result an error."""
+
+    arguments: dict[str, Any]
+    note: str
+
+
+BeforeToolHook = Callable[[ToolCall, AbortSignal], Awaitable[Refusal | Rewrite | None]]
 AfterToolHook = Callable[[ToolCall, ToolResult, AbortSignal], Awaitable[ToolResult]]
 """Sees each executed call's result before anyone else and may return a changed one (a note appended
 for the model). Not called for calls that never ran. An exception keeps the result as it was."""

@@ -2,7 +2,7 @@
 
     [[hooks.pre_tool]]
     command = "~/.ink/hooks/no-push-to-main.sh"
-    matcher = "bash"          # a regular expression over the tool's name (case-insensitive, whole name)
+    matcher = "bash"          # a tool name, names a|b, or a regular expression (RE2: ink.config.matchers)
     timeout = 10              # seconds, default 60
 
 Events: ``pre_tool``, ``post_tool``, ``user_prompt``, ``stop``, ``session_start``. ``matcher`` means
@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from ink.config.errors import ConfigError
+from ink.config.matchers import MatcherError, check_matcher, matches
 
 HookEvent: TypeAlias = Literal["pre_tool", "post_tool", "user_prompt", "stop", "session_start"]
 HOOK_EVENTS: tuple[HookEvent, ...] = ("pre_tool", "post_tool", "user_prompt", "stop", "session_start")
@@ -39,9 +40,10 @@ class HookSpec(msgspec.Struct, frozen=True):
     scope: str = "user"
 
     def matches(self, tool_name: str | None) -> bool:
-        if self.matcher is None or tool_name is None or self.matcher in ("", "*"):
-            return True
-        return re.fullmatch(self.matcher, tool_name, re.IGNORECASE) is not None
+        """Whether this hook applies to ``tool_name`` (None: an event of no tool). Linear time whatever the
+        matcher (``ink.config.matchers``); still, a project's matcher is evaluated only once the user
+        approved its hooks (``ink.extend.hooks``)."""
+        return tool_name is None or matches(self.matcher, tool_name)
 
     @property
     def label(self) -> str:
@@ -80,8 +82,8 @@ def _hook(path: Path, event: HookEvent, entry: Any, where: str) -> HookSpec:
     if matcher is not None and not isinstance(matcher, str):
         raise bad("matcher must be a string (a tool-name pattern)")
     try:
-        re.compile(matcher or "")
-    except re.error as exc:
+        check_matcher(matcher or "")
+    except MatcherError as exc:
         raise bad(f"matcher {matcher!r} is not a valid pattern ({exc})") from None
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ink.agent.abort import AbortSignal
 from ink.agent.history import History
-from ink.agent.tool import BeforeToolHook, Refusal
+from ink.agent.tool import BeforeToolHook, Refusal, Rewrite
 from ink.ai.messages import ToolCall, UserMessage
 
 
@@ -30,7 +30,7 @@ class CommandToolLimit:
                 return self.limits.get(message.input_id or "")
         return None
 
-    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | None:
+    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | Rewrite | None:
         found = self.current() if self.limits else None
         if found is not None and call.name not in found[1]:
             command, tools = found

@@ -70,6 +70,22 @@ def tool_input(args: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
     return shown
 
 
+def arguments_from_hook(updated: Mapping[str, Any], args: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
+    """A pre_tool hook's ``updatedInput`` in the tool's own argument names: the Claude Code names ink added
+    to what the hook read (``file_path``, ``old_string``, ...) are taken back, a changed one as the new
+    value of the tool's own argument (``file_path`` -> ``path``). Fields are otherwise the hook's: the
+    input is replaced whole, as Claude Code replaces it, and checked against the tool's schema later."""
+    shown = tool_input(args, cwd)
+    result = dict(updated)
+    for ours, theirs in (("path", "file_path"), *_ALIASES.items()):
+        if theirs in args or theirs not in result:
+            continue  # a tool's own argument of that name, or one the hook left out
+        value = result.pop(theirs)
+        if ours not in result or value != shown.get(theirs):
+            result[ours] = value
+    return result
+
+
 def tool_response(result: ToolResult, call: ToolCall, cwd: Path) -> dict[str, Any]:
     response: dict[str, Any] = {
         "output": result.output,

@@ -4,13 +4,16 @@ The command runs with ``bash -c`` in the project directory, through the same pro
 command ink starts (``ink.tools.shell``): its own process group, registered in the run's process
 registry, killed on abort (R35) or when its ``timeout`` passes. The event's JSON arrives on stdin (a
 file, so a hook that never reads it cannot block ink); stdout and stderr are kept apart, as Claude Code's
-hooks expect:
+hooks expect, and both are bounded as they arrive (R39): stdout is read up to ``STDOUT_CAP`` (an answer
+longer than that is not an answer), stderr keeps its head and tail within ``STDERR_CAP``, so a hook that
+prints 100 MB costs ink a few kilobytes of memory, and nothing larger reaches a result, a notice or a
+session file.
 
 - exit 0: stdout may be a JSON object (``decision``, ``reason``, ``hookSpecificOutput``, ...); other
   text is context for the prompt and session events;
 - exit 2: a block, with stderr as the reason;
-- anything else, a timeout or a failure to start: reported to the user, and the run goes on as if the
-  hook had said nothing.
+- anything else, a timeout, a failure to start, or an answer that cannot be read: a ``problem``. What a
+  problem means is the caller's to decide by event (``hooks``): a pre_tool hook's problem blocks the call.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any
 import msgspec
 
 from ink.agent.abort import AbortSignal
-from ink.config.hooks import HookSpec
+from ink.config.hooks import HookEvent, HookSpec
+from ink.extend.hook_stderr import StderrPipe
 from ink.tools.processes import ProcessRegistry
 from ink.tools.shell import run_process
 from ink.vocabulary import Verdict
@@ -37,18 +41,49 @@ HOOK_VERDICTS: dict[str, Verdict] = {  # the words hooks of other agents use, to
     "block": "deny",
     "ask": "ask",
 }
+STDOUT_CAP = 64 * 1024
+"""Characters of a hook's stdout read as its answer; a longer answer is refused, not cut (a cut JSON
+object no longer parses, and a deny read as plain text would let the call run)."""
+STDERR_CAP = 16 * 1024
+"""Bytes of a hook's stderr kept, head and tail: the reason of an exit-2 block, the detail of a failure."""
+SHOWN_ERRORS = 500  # characters of stderr quoted in a failure's notice
 # Run the hook with stdin and stderr redirected to files ink owns; $0 is the hook's command.
 _REDIRECT = 'bash -c "$0" < "$1" 2> "$2"'
 
 
 class HookAnswer(msgspec.Struct, frozen=True):
-    """What a hook said. ``problem``: why it said nothing (failed, timed out), for the user."""
+    """What a hook said. ``problem``: why it said nothing usable (failed, timed out, answered something
+    unreadable), for the user. ``updated_input``: a pre_tool hook's replacement for the tool's input, as
+    the hook wrote it (Claude Code's field names)."""
 
     decision: Verdict | None = None
     reason: str = ""
     context: str = ""
     message: str = ""
     problem: str = ""
+    updated_input: dict[str, Any] | None = None
+
+
+class _Stdout:
+    """``on_output`` of the hook's process: its stdout, kept up to ``STDOUT_CAP`` characters."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.over = False
+
+    def __call__(self, text: str) -> None:
+        if self.over:
+            return
+        self.size += len(text)
+        if self.size > STDOUT_CAP:
+            self.over, self.parts = True, []
+            return
+        self.parts.append(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 async def run_hook(
@@ -60,25 +95,29 @@ async def run_hook(
     kill_delay: float,
 ) -> HookAnswer:
     """Never raises for how the hook ended: the answer says it."""
+    stdout = _Stdout()
     with tempfile.TemporaryDirectory(prefix="ink-hook-") as scratch:
-        stdin, stderr = Path(scratch) / "event.json", Path(scratch) / "stderr"
+        stdin = Path(scratch) / "event.json"
         stdin.write_text(json.dumps(event, ensure_ascii=False), encoding="utf-8")
         bash = shutil.which("bash") or "/bin/bash"
         env = {"INK_PROJECT_DIR": str(cwd), "CLAUDE_PROJECT_DIR": str(cwd)}
         try:
-            ran = await run_process(
-                [bash, "-c", _REDIRECT, hook.command, str(stdin), str(stderr)],
-                cwd,
-                signal,
-                processes,
-                hook.timeout,
-                kill_delay=kill_delay,
-                label=f"{hook.event} hook: {hook.command}",
-                env=env,
-            )
+            async with StderrPipe(Path(scratch) / "stderr", STDERR_CAP) as stderr:
+                ran = await run_process(
+                    [bash, "-c", _REDIRECT, hook.command, str(stdin), str(stderr.path)],
+                    cwd,
+                    signal,
+                    processes,
+                    hook.timeout,
+                    output_cap=STDOUT_CAP,
+                    kill_delay=kill_delay,
+                    on_output=stdout,
+                    label=f"{hook.event} hook: {hook.command}",
+                    env=env,
+                )
         except OSError as exc:
             return HookAnswer(problem=f"{hook.label} could not start: {exc.strerror or exc}")
-        errors = stderr.read_text(encoding="utf-8", errors="replace").strip() if stderr.exists() else ""
+    errors = stderr.text.strip()
     if ran.interrupted:
         return HookAnswer(problem=f"{hook.label} was stopped by the abort")
     if ran.timed_out:
@@ -86,29 +125,52 @@ async def run_hook(
     if ran.exit_code == 2:
         return HookAnswer("deny", errors or f"blocked by {hook.label}")
     if ran.exit_code != 0:
-        detail = f": {errors[-500:]}" if errors else ""
+        detail = f": {errors[-SHOWN_ERRORS:]}" if errors else ""
         return HookAnswer(problem=f"{hook.label} failed with exit status {ran.exit_code}{detail}")
-    return read_answer(ran.output)
+    if stdout.over:
+        return HookAnswer(problem=f"{hook.label} answered more than {STDOUT_CAP} characters on stdout")
+    answer = read_answer(stdout.text, hook.event)
+    if answer.problem:
+        return msgspec.structs.replace(answer, problem=f"{hook.label} {answer.problem}")
+    return answer
 
 
-def read_answer(stdout: str) -> HookAnswer:
-    """A successful hook's stdout: Claude Code's JSON shape (and ink's short one), or plain text."""
+def read_answer(stdout: str, event: HookEvent = "post_tool") -> HookAnswer:
+    """A successful hook's stdout: Claude Code's JSON shape (and ink's short one), or plain text.
+
+    Text that starts with ``{`` is meant as an answer: when it is not one JSON object, or names a
+    decision ink does not know, or an ``updatedInput`` that is not an object, the answer is a ``problem``
+    (for a pre_tool hook that blocks the call: an answer ink cannot read must not read as "go ahead")."""
     text = stdout.strip()
-    try:
-        data = json.loads(text) if text.startswith("{") else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+    if not text.startswith("{"):
         return HookAnswer(context=text)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return HookAnswer(problem="answered text that starts like JSON but is not a JSON object")
+    if not isinstance(data, dict):
+        return HookAnswer(problem="answered JSON that is not an object")
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
-    decision = HOOK_VERDICTS.get(str(specific.get("permissionDecision") or data.get("decision") or ""))
+    said = specific.get("permissionDecision") or data.get("decision")
+    decision = HOOK_VERDICTS.get(said) if isinstance(said, str) else None
+    if said and decision is None:
+        return HookAnswer(problem=f"answered a decision ink does not know ({_quoted(said)})")
     reason = _text(specific.get("permissionDecisionReason") or data.get("reason"))
     if data.get("continue") is False:  # Claude Code: stop here; the reason is for the user
         decision, reason = "deny", _text(data.get("stopReason")) or reason or "a hook said not to continue"
     context = _text(specific.get("additionalContext") or data.get("additionalContext") or data.get("context"))
-    return HookAnswer(decision, reason, context, _text(data.get("systemMessage")))
+    updated = specific.get("updatedInput")
+    if updated is not None and not (event == "pre_tool" and isinstance(updated, dict)):
+        where = "an object" if event == "pre_tool" else f"an answer of a {event} hook"
+        return HookAnswer(problem=f"answered an updatedInput that is not {where}")
+    return HookAnswer(decision, reason, context, _text(data.get("systemMessage")), updated_input=updated)
 
 
 def _text(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+def _quoted(value: object) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 60 else shown[:59] + "…"

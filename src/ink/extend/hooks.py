@@ -1,18 +1,23 @@
 """Hooks around the run (docs/hooks.md): the configured commands, plugged into the loop's seams.
 
-    hooks = HookSet(settings.hooks, runner, approval)
-    setup = replace(setup, before_tool=hooks.before_tool(permission), after_tool=hooks.after_tool,
+    hooks = HookSet(settings.hooks, context, approval)
+    permission = build_permission_hook(..., pre_tool=hooks.pre_tool)     # ink.permissions
+    setup = replace(setup, before_tool=permission, after_tool=hooks.after_tool,
                     on_prompt=hooks.on_prompt, on_stop=hooks.on_stop)
 
-- ``pre_tool``: a denial is the call's error result, with the hook's reason (R4); an ``allow`` skips
-  the permission question; anything else leaves the call to the permission policy.
+- ``pre_tool``: ``pre_tool`` gives the hooks' combined answer (deny, ask, allow, an ``updatedInput``)
+  to the permission hook, which weighs it against the rules and the mode in the one precedence (R37,
+  ``ink.permissions.precedence``): a hook's allow never beats a deny rule. A pre_tool hook that fails,
+  times out, or answers something unreadable or too long denies the call, with a reason (R39).
 - ``post_tool``: a block reason or added context is appended to the result the model reads.
 - ``user_prompt``: a block hands the input back to the user (never lost, R30) with the reason; context
   goes into the history after the prompt. ``session_start`` runs before the session's first prompt.
 - ``stop``: a block makes the model go on, with the reason as a message (at most a few times a run).
 
-Hooks of one event run one after another in config order; the first denial wins. A hook that fails or
-times out is reported (a warning notice) and counts as having said nothing: it never fails the run.
+Hooks of one event run one after another in config order; the first denial wins. A hook of the other
+events that fails or times out is reported (a warning notice) and counts as having said nothing.
+A project's hooks are approved (``hook_approval``) before anything of them is evaluated, their matchers
+included (R39).
 """
 
 from __future__ import annotations
@@ -26,13 +31,20 @@ from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.loop import PendingInput, PromptCheck
-from ink.agent.tool import BeforeToolHook, Refusal
 from ink.ai.messages import ToolCall, ToolResult
 from ink.config.hooks import HookEvent, HookSpec
 from ink.extend.hook_approval import ProjectHookApproval
-from ink.extend.hook_events import base_event, claude_tool_name, tool_fields, tool_response
+from ink.extend.hook_events import (
+    arguments_from_hook,
+    base_event,
+    claude_tool_name,
+    tool_fields,
+    tool_input,
+    tool_response,
+)
 from ink.extend.hook_process import HookAnswer, run_hook
 from ink.tools.processes import ProcessRegistry
+from ink.vocabulary import Verdict
 
 
 class HookContext(msgspec.Struct, frozen=True):
@@ -62,19 +74,11 @@ class HookSet:
         self, event: HookEvent, fields: Mapping[str, Any], signal: AbortSignal, tool: str | None = None
     ) -> HookAnswer:
         """Every matching hook of ``event`` in order, their answers combined; stops at a denial."""
-        chosen = [h for h in self._hooks if h.event == event and self._matches(h, tool)]
-        if any(h.scope == "project" for h in chosen) and not await self._approval.approved(signal):
-            chosen = [h for h in chosen if h.scope != "project"]
         session_id, transcript = self._ctx.session()
         payload = base_event(event, self._ctx.cwd, session_id, transcript) | dict(fields)
         allowed, contexts = False, []
-        for hook in chosen:
-            answer = await run_hook(
-                hook, payload, self._ctx.cwd, signal, self._ctx.processes, self._ctx.kill_delay
-            )
-            for note in (answer.problem, answer.message):
-                if note:
-                    self._ctx.notify(note)
+        for hook in await self._chosen(event, tool, signal):
+            answer = await self._one(hook, payload, signal)
             if answer.context:
                 contexts.append(answer.context)
             if answer.decision == "deny":
@@ -82,23 +86,58 @@ class HookSet:
             allowed = allowed or answer.decision == "allow"
         return HookAnswer("allow" if allowed else None, context="\n\n".join(contexts))
 
+    async def _chosen(self, event: HookEvent, tool: str | None, signal: AbortSignal) -> list[HookSpec]:
+        """The hooks of ``event`` that apply to ``tool``. A project's are dropped unless approved, and
+        the approval comes first: nothing of a project's hook, its matcher included, is evaluated before."""
+        hooks = [h for h in self._hooks if h.event == event]
+        if any(h.scope == "project" for h in hooks) and not await self._approval.approved(signal):
+            hooks = [h for h in hooks if h.scope != "project"]
+        return [h for h in hooks if self._matches(h, tool)]
+
+    async def _one(self, hook: HookSpec, payload: Mapping[str, Any], signal: AbortSignal) -> HookAnswer:
+        """One hook's answer, its notes shown. A pre_tool hook's problem is a denial (R39: fail closed)."""
+        ctx = self._ctx
+        answer = await run_hook(hook, payload, ctx.cwd, signal, ctx.processes, ctx.kill_delay)
+        for note in (answer.problem, answer.message):
+            if note:
+                ctx.notify(note)
+        if answer.problem and hook.event == "pre_tool":
+            return HookAnswer("deny", f"{answer.problem}; the call is blocked until the hook answers")
+        return answer
+
     @staticmethod
     def _matches(hook: HookSpec, tool: str | None) -> bool:
         return tool is None or hook.matches(tool) or hook.matches(claude_tool_name(tool))
 
     # -- the loop's seams --------------------------------------------------------------------------
 
-    def before_tool(self, inner: BeforeToolHook | None) -> BeforeToolHook:
-        async def check(call: ToolCall, signal: AbortSignal) -> Refusal | None:
-            if self.has("pre_tool"):
-                answer = await self.run("pre_tool", tool_fields(call, self._ctx.cwd), signal, call.name)
-                if answer.decision == "deny":
-                    return Refusal(f"Not executed: blocked by a pre_tool hook: {answer.reason}")
-                if answer.decision == "allow":
-                    return None
-            return await inner(call, signal) if inner is not None else None
-
-        return check
+    async def pre_tool(self, call: ToolCall, signal: AbortSignal) -> HookAnswer:
+        """The pre_tool hooks' combined answer on ``call``: the first deny ends it; an ask outweighs an
+        allow. A hook's ``updatedInput`` becomes the input every later hook reads, and the answer's
+        ``updated_input`` (in the tool's own argument names); an allow given before it was for another
+        input and no longer counts. Nothing here decides: ``ink.permissions`` weighs the answer (R37)."""
+        if not self.has("pre_tool"):
+            return HookAnswer()
+        cwd = self._ctx.cwd
+        session_id, transcript = self._ctx.session()
+        fields = base_event("pre_tool", cwd, session_id, transcript) | tool_fields(call, cwd)
+        arguments: dict[str, Any] | None = None
+        said: Verdict | None = None
+        reasons: list[str] = []
+        for hook in await self._chosen("pre_tool", call.name, signal):
+            answer = await self._one(hook, fields, signal)
+            if answer.decision == "deny":
+                return replace(answer, updated_input=arguments)
+            if answer.updated_input is not None:
+                current = arguments if arguments is not None else call.arguments
+                arguments = arguments_from_hook(answer.updated_input, current, cwd)
+                fields = fields | {"tool_input": tool_input(arguments, cwd)}
+                said = "ask" if said == "ask" else None
+            if answer.decision == "ask" or (answer.decision == "allow" and said is None):
+                said = answer.decision
+            if answer.decision is not None and answer.reason:
+                reasons.append(answer.reason)
+        return HookAnswer(said, "; ".join(reasons), updated_input=arguments)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, signal: AbortSignal) -> ToolResult:
         if not self.has("post_tool"):

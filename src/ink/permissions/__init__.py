@@ -5,8 +5,9 @@ secrets out of what ink writes.
     hook = build_permission_hook(settings, tools, None, notify=...)    # print mode: nobody asks
     setup = msgspec.structs.replace(setup, before_tool=hook)
 
-``policy`` decides (allow / deny / ask) from the mode, the rules, the workspace and what each tool says
-of itself (its kind, the paths or command of a call; ``tools`` finds a tool by name); ``shell`` reads
+``policy`` says what the mode and the rules find for a call (from the workspace and what each tool says
+of itself: its kind, the paths or command of a call; ``tools`` finds a tool by name); ``precedence``
+combines that with the pre_tool hooks' answer, the one place the order is applied (R37); ``shell`` reads
 commands with a real parser; ``rules`` matches patterns; ``memory`` keeps "always" answers per project;
 ``hook`` asks through the run controller's broker. docs/permissions.md and docs/security.md describe it
 for users.
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 from ink.agent.tool import Tool
 from ink.config import Settings
-from ink.permissions.hook import Asker, PermissionHook
+from ink.permissions.hook import Asker, PermissionHook, PreToolHooks
 from ink.permissions.memory import PermissionMemory
 from ink.permissions.policy import PermissionPolicy, Verdict
 from ink.permissions.redacting import RedactingProvider, redacting
@@ -33,6 +34,7 @@ __all__ = [
     "PermissionHook",
     "PermissionMemory",
     "PermissionPolicy",
+    "PreToolHooks",
     "RedactingProvider",
     "RuleSet",
     "Verdict",
@@ -47,10 +49,12 @@ def build_permission_hook(
     asker: Asker | None,
     *,
     notify: Callable[[str], None] | None = None,
+    pre_tool: PreToolHooks | None = None,
 ) -> PermissionHook:
     """The hook for ``settings``: its mode, its rules (flags, the project's denies, the user's), and this
     project's remembered answers. ``asker`` None means nobody can answer (print mode). A remembered-answers
-    file ink will not use is reported through the log (a warning), never an error."""
+    file ink will not use is reported through the log (a warning), never an error. ``pre_tool``: the
+    pre_tool hooks, whose answer the precedence weighs with the rules and the mode (R37)."""
     memory = PermissionMemory(settings.cwd, settings.ink_home)
     remembered, warning = memory.load()
     if warning is not None:
@@ -58,4 +62,4 @@ def build_permission_hook(
     rules = RuleSet([*settings.permission_rules, *remembered])
     policy = PermissionPolicy(settings.permission_mode, rules, settings.cwd, tools)
     redact = Redactor(settings.secrets)
-    return PermissionHook(policy, asker, memory=memory, notify=notify, redact=redact)
+    return PermissionHook(policy, asker, memory=memory, notify=notify, redact=redact, pre_tool=pre_tool)

@@ -1,5 +1,10 @@
-"""The pre-execution hook: the policy's verdict, the question to the user when it says "ask", and the
-result the model sees when the answer is no (R4: a refused call gets an error result; the run goes on).
+"""The pre-execution hook: the pre_tool hooks' answer, the policy's layers, the one precedence that
+combines them (``precedence.decide``, R37), the question to the user when it says "ask", and the result
+the model sees when the answer is no (R4: a refused call gets an error result; the run goes on).
+
+A pre_tool hook's ``updatedInput`` makes a new call: its arguments are checked against the tool's schema
+(arguments it cannot take refuse the call with a warning: it never runs unchanged) and judged from the
+start, deny rules included; the call then runs with them (``Rewrite``) and the model is told.
 
 Answers: ``allow`` runs the call; ``always`` also remembers a rule (in memory at once, and in the
 project's ``.ink/permissions.toml``); ``deny`` and ``timeout`` refuse it; ``cancelled`` (an abort while
@@ -10,23 +15,44 @@ allow it, shown to the user as a warning and to the model as the call's result.
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.tool import Refusal
+from ink.agent.tool import Refusal, Rewrite
+from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall
 from ink.config.rules import parse_rule
 from ink.permissions.memory import PermissionMemory
-from ink.permissions.policy import PermissionPolicy, Verdict
+from ink.permissions.policy import PermissionPolicy
+from ink.permissions.precedence import HookRuling, Verdict, decide
 from ink.redaction import Redactor
 from ink.vocabulary import Decision
+from ink.vocabulary import Verdict as VerdictKind
 
 log = logging.getLogger(__name__)
 
 CANCELLED = "Not executed: cancelled by the user while waiting for permission."
 GIVE_UP = "Do not retry it or try to get around this; tell the user what you could not do."
+SHOWN_ARGUMENTS = 2000  # characters of a hook's changed arguments quoted to the model and the user
+
+
+class PreToolAnswer(Protocol):
+    """The pre_tool hooks' combined answer (``ink.extend.hooks.HookSet.pre_tool``)."""
+
+    @property
+    def decision(self) -> VerdictKind | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def updated_input(self) -> dict[str, Any] | None: ...
+
+
+PreToolHooks = Callable[[ToolCall, AbortSignal], Awaitable[PreToolAnswer]]
 
 
 class Asker(Protocol):
@@ -38,8 +64,9 @@ class Asker(Protocol):
 
 
 class PermissionHook:
-    """A ``BeforeToolHook``. ``asker`` None: nobody can answer (print mode). ``notify`` shows the user a
-    warning (a refusal in print mode, an "always" that could not be saved); what it shows passes through
+    """A ``BeforeToolHook``. ``asker`` None: nobody can answer (print mode). ``pre_tool``: the pre_tool
+    hooks, heard first (None: there are none). ``notify`` shows the user a warning (a refusal in print
+    mode, an "always" that could not be saved, a hook's change to a call); what it shows passes through
     ``redact`` first, and an "always" rule that would hold a secret is kept for this process only."""
 
     def __init__(
@@ -50,18 +77,42 @@ class PermissionHook:
         memory: PermissionMemory | None = None,
         notify: Callable[[str], None] | None = None,
         redact: Callable[[str], str] | None = None,
+        pre_tool: PreToolHooks | None = None,
     ) -> None:
         self.policy = policy
+        self.pre_tool = pre_tool
         self.asker = asker
         self.memory = memory
         self.redact = redact or Redactor()
         self._show = notify or (lambda text: log.warning("%s", text))
 
-    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | None:
+    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | Rewrite | None:
         """Never raises for a refusal: it is returned. Cancel-safe: the broker answers an abort itself."""
-        verdict = self.policy.check(call.name, call.arguments)
+        hooks = await self.pre_tool(call, signal) if self.pre_tool is not None else None
+        ruling = HookRuling(hooks.decision, hooks.reason) if hooks is not None else None
+        changed = hooks.updated_input if hooks is not None else None
+        if changed is None or changed == dict(call.arguments):
+            return await self._judge(call, ruling, signal)
+        problem = self._unusable(call.name, changed)
+        if problem is not None:
+            self.notify(
+                f"refused the {call.name} call: a pre_tool hook changed its arguments to ones {problem}"
+            )
+            return Refusal(f"Not executed: a pre_tool hook changed this call's arguments to ones {problem}.")
+        call = replace(call, arguments=changed)  # a new call, judged from the start (R37)
+        shown = _bounded(json.dumps(changed, ensure_ascii=False))
+        refusal = await self._judge(call, ruling, signal)
+        if refusal is None:
+            self.notify(f"a pre_tool hook changed the {call.name} call; it runs as {shown}")
+            return Rewrite(changed, f"a pre_tool hook changed this call's arguments; it ran as {shown}")
+        return refusal
+
+    async def _judge(self, call: ToolCall, hook: HookRuling | None, signal: AbortSignal) -> Refusal | None:
+        verdict = decide(self.policy.assess(call.name, call.arguments), hook)
         if verdict.kind == "allow":
             return None
+        if verdict.kind == "deny" and verdict.by == "hook":
+            return Refusal(f"Not executed: blocked by a pre_tool hook: {verdict.why}")
         if verdict.kind == "deny":
             rule = f"the permission rule {verdict.why}"
             return Refusal(f"Not executed: {verdict.what} is forbidden by {rule}. {GIVE_UP}")
@@ -69,6 +120,14 @@ class PermissionHook:
             return self._nobody_to_ask(verdict)
         decision = await self.asker.ask(call, signal, verdict.why)
         return self._answered(decision, verdict)
+
+    def _unusable(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``arguments`` cannot be given to the tool ``name`` (its schema refuses them), or None."""
+        tool = self.policy.tools(name)
+        if tool is None:
+            return f"no tool {name!r} can take"
+        problem = validate_arguments(tool.spec.parameters, arguments)
+        return None if problem is None else f"the tool cannot take ({problem})"
 
     def _answered(self, decision: Decision, verdict: Verdict) -> Refusal | None:
         if decision == "allow":
@@ -117,6 +176,13 @@ class PermissionHook:
     def _nobody_to_ask(self, verdict: Verdict) -> Refusal:
         import shlex  # here: only a refusal that suggests a rule needs it
 
+        if verdict.by == "hook":  # no rule or mode outranks a hook's ask: only an answer would do
+            self.notify(f"refused {verdict.what}: {verdict.why}, and print mode cannot ask")
+            return Refusal(
+                f"Not executed: {verdict.what} needs the user's answer ({verdict.why}), and nobody can "
+                "answer in this non-interactive run. " + GIVE_UP
+            )
+
         ways = [f"--allow {shlex.quote(verdict.remember)}"] if verdict.remember else []
         if verdict.mode is not None:
             ways.append(f"--permission-mode {verdict.mode}")
@@ -129,3 +195,7 @@ class PermissionHook:
             f"Not executed: {verdict.what} needs the user's permission ({verdict.why}), and nobody can "
             f"answer in this non-interactive run. The user can allow it by running ink with {how}. " + GIVE_UP
         )
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= SHOWN_ARGUMENTS else text[: SHOWN_ARGUMENTS - 1] + "…"

@@ -2,19 +2,20 @@
 
 The decision is a pure function of the permission mode, the rules, the workspace and what the tool says
 of itself: its ``kind`` and, for the call, ``describe(args)`` (the paths it touches, the command it runs).
-No tool is known here by name. Nothing is asked or executed here (``hook`` does the asking). The order:
+No tool is known here by name. Nothing is asked or executed here (``hook`` does the asking).
 
-1. A deny rule that matches wins, in every mode: the call is refused without a question.
-2. ``yolo``: everything else runs.
-3. An allow rule that matches lets it run.
-4. The kind and the mode decide: reads and searches always run; file changes (``edit``) run in
-   ``accept-edits`` unless they land outside the workspace or in ``.git/`` or ``.ink/``; a sub-agent
-   (``delegate``) runs, its own calls each judged; commands (``execute``), fetches and other tools ask.
+``assess`` says what each layer of the precedence finds (``precedence.Assessment``): a deny rule that
+matches (in every mode), one that cannot be ruled out, allow rules that cover the call, and what the kind
+and the mode say: reads and searches always run; file changes (``edit``) run in ``accept-edits`` unless
+they land outside the workspace or in ``.git/`` or ``.ink/``; a sub-agent (``delegate``) runs, its own
+calls each judged; commands (``execute``), fetches and other tools ask; ``yolo`` runs everything.
+``check`` is ``precedence.decide`` of that with no hook: the one place the layers are combined.
 
 A command is allowed by rules only when every one of its simple commands is, and nothing in it is
 beyond checking (substitutions, subshells, redirections out of the workspace: see ``shell``). A command
-that cannot be proven not to match a deny rule (a computed command name, nesting too deep: ``shell``)
-counts as matching it in ``yolo`` and asks in the other modes (docs/permissions.md, "Deny rules").
+that cannot be proven not to match a deny rule (a computed command name, nesting too deep, a shell
+reading code from its input: ``shell``) counts as matching it in ``yolo`` and asks in the other modes
+(docs/permissions.md, "Deny rules").
 """
 
 from __future__ import annotations
@@ -24,32 +25,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
+from ink.permissions.precedence import ALLOW, Assessment, Verdict, decide
 from ink.permissions.rules import FILE_CHANGE, RuleSet, Subject, escape
 from ink.permissions.shell import DIRECTORY_CHANGERS, analyse
-from ink.vocabulary import Verdict as VerdictKind
+
+__all__ = ["ALLOW", "PermissionPolicy", "Verdict"]
 
 PROTECTED_DIRS = (".git", ".ink")  # history and ink's own settings: changing them asks in every mode
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_SHOWN = 200  # characters of a command quoted in a message
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """``why``: for ``deny`` the rule, for ``ask`` what needs the user. ``what``: the call in words
-    ("the bash command `make`"). ``remember``: the rule an "always" answer adds. ``mode``: the least
-    permissive mode that would have allowed it, when a mode would (for print mode's advice)."""
-
-    kind: VerdictKind
-    what: str = ""
-    why: str = ""
-    remember: str | None = None
-    mode: PermissionMode | None = None
-
-
-ALLOW = Verdict("allow")
 
 
 class PermissionPolicy:
@@ -68,19 +54,22 @@ class PermissionPolicy:
         self.tools = tools
 
     def check(self, tool: str, args: Mapping[str, Any]) -> Verdict:
-        """The verdict on calling ``tool`` with ``args`` (already validated against its schema). Never
-        raises: a path the system cannot even resolve (a NUL byte in it) makes the call ask (but yolo)."""
-        try:
-            return self._check(tool, args)
-        except (ValueError, OSError) as exc:
-            if self.mode == "yolo":
-                return ALLOW  # the system cannot use such a path either: the tool reports it
-            why = f"ink could not check it ({type(exc).__name__}: {exc})"
-            return Verdict("ask", f"the {tool} call", why, None, mode="yolo")
+        """The verdict on calling ``tool`` with ``args`` when no hook has a say (``decide`` alone)."""
+        return decide(self.assess(tool, args))
 
-    def _check(self, name: str, args: Mapping[str, Any]) -> Verdict:
+    def assess(self, tool: str, args: Mapping[str, Any]) -> Assessment:
+        """What each layer finds for calling ``tool`` with ``args`` (already validated against its schema).
+        Never raises: a path the system cannot even resolve (a NUL byte in it) makes the call ask (but in
+        yolo: the system cannot use such a path either, and the tool reports it)."""
+        try:
+            return self._assess(tool, args)
+        except (ValueError, OSError) as exc:
+            why = f"ink could not check it ({type(exc).__name__}: {exc})"
+            return self._found(f"the {tool} call", why=why, least_mode="yolo")
+
+    def _assess(self, name: str, args: Mapping[str, Any]) -> Assessment:
         tool = self.tools(name)
-        # describe() itself, not describe_call: a path it cannot resolve must reach check()'s handler
+        # describe() itself, not describe_call: a path it cannot resolve must reach assess()'s handler
         call = tool.describe(args) if tool is not None else CallDescription(name)
         subject = Subject(name, kind_of(tool))
         match subject.kind:
@@ -92,22 +81,28 @@ class PermissionPolicy:
                 return self._command(subject, call.command)
             case "delegate":  # the sub-agent's own calls are each checked; only a deny rule stops it
                 denied = self.rules.tool_denied(subject)
-                return Verdict("deny", f"the {name} call", denied.label) if denied is not None else ALLOW
+                what = f"the {name} call"
+                return self._found(what, denied.label if denied is not None else None, mode_allows=True)
         return self._other(subject)
+
+    def _found(self, what: str, denied_by: str | None = None, **layers: Any) -> Assessment:
+        """An assessment in this policy's mode; yolo's own layer runs whatever the others leave to it."""
+        if self.mode == "yolo":
+            layers["mode_allows"] = True
+        return Assessment(what, self.mode, denied_by, **layers)
 
     # -- the kinds of tools ------------------------------------------------------------------------
 
-    def _read(self, subject: Subject, paths: tuple[Path, ...]) -> Verdict:
-        if not paths and (unjudged := self._unjudged(subject)) is not None:
-            return unjudged
+    def _read(self, subject: Subject, paths: tuple[Path, ...]) -> Assessment:
+        shown = self._show(paths[0]) if paths else "this path"
+        what = f"the {subject.name} of {shown}" if paths else f"the {subject.name} call"
+        if not paths and (doubt := self._unjudged(subject)) is not None:
+            return self._found(what, doubted_by=doubt)
         candidates = [*paths, *(Path(os.path.realpath(p)) for p in paths)]
         denied = self.rules.path_denied(subject, candidates, self.root)
-        if denied is not None:
-            shown = self._show(paths[0]) if paths else "this path"
-            return Verdict("deny", f"the {subject.name} of {shown}", denied.label)
-        return ALLOW
+        return self._found(what, denied.label if denied is not None else None, mode_allows=True)
 
-    def _write(self, subject: Subject, paths: tuple[Path, ...]) -> Verdict:
+    def _write(self, subject: Subject, paths: tuple[Path, ...]) -> Assessment:
         """Deny rules see ``paths`` as named and as the files that really change (symlinks followed);
         allow rules and the mode judge the files that really change, each of them."""
         if not paths:  # it changes files without saying which: only a bare rule or yolo lets it run
@@ -116,19 +111,23 @@ class PermissionPolicy:
         what = f"the {subject.name} of {self._show(targets[0])}"
         denied = self.rules.path_denied(subject, [*paths, *targets], self.root)
         if denied is not None:
-            return Verdict("deny", what, denied.label)
+            return self._found(what, denied.label)
         pending = [t for t in targets if self.rules.path_allowed(subject, t, self.root) is None]
-        if self.mode == "yolo" or not pending:
-            return ALLOW
+        if not pending:
+            return self._found(what, rule_allows=True)
         remember = f"edit({escape(self._rule_path(pending[0]))})"
         protected = next((where for where in map(self._protected, pending) if where is not None), None)
         if protected is not None:
-            return Verdict("ask", what, f"it writes {protected}", remember, mode="yolo")
-        if self.mode == "accept-edits":
-            return ALLOW
-        return Verdict("ask", what, "file changes need permission in 'ask' mode", remember, "accept-edits")
+            return self._found(what, why=f"it writes {protected}", remember=remember, least_mode="yolo")
+        return self._found(
+            what,
+            mode_allows=self.mode == "accept-edits",
+            why="file changes need permission in 'ask' mode",
+            remember=remember,
+            least_mode="accept-edits",
+        )
 
-    def _command(self, subject: Subject, command: str) -> Verdict:
+    def _command(self, subject: Subject, command: str) -> Assessment:
         shape = analyse(command)
         what = f"the {subject.name} command `{_shorten(command.strip())}`"
         targets = [t for t in (self._redirect_target(w) for w in shape.writes) if t is not None]
@@ -136,25 +135,22 @@ class PermissionPolicy:
             FILE_CHANGE, targets, self.root
         )
         if denied is not None:
-            return Verdict("deny", what, denied.label)
+            return self._found(what, denied.label)
         doubtful = self.rules.command_may_be_denied(subject, shape.possible_texts(), bool(shape.unprovable))
         if doubtful is not None:  # not proven harmless: refused in yolo, asked (never allowed) otherwise
             doubt = f"{doubtful.label}, which ink cannot rule out: {shape.doubt()}"
-            return (
-                Verdict("deny", what, doubt)
-                if self.mode == "yolo"
-                else Verdict("ask", what, f"the rule {doubt}")
-            )
-        if self.mode == "yolo" or self.rules.whole_command_allowed(subject, command) is not None:
-            return ALLOW
+            return self._found(what, doubted_by=doubt)
         remember = f"{subject.name}({escape(command.strip())})"
-        why = self._command_doubt(shape.unsure, targets, [c.words[0] for c in shape.commands if c.words])
+        if self.rules.whole_command_allowed(subject, command) is not None:
+            return self._found(what, rule_allows=True)
+        names = [c.words[0] for c in shape.commands if c.words]
+        why = self._command_doubt(shape.unsure, targets, names)
         if why is None:
             missing = [c.text for c in shape.commands if self.rules.command_allowed(subject, c.text) is None]
             if not missing:
-                return ALLOW
+                return self._found(what, rule_allows=True)
             why = f"no allow rule covers `{_shorten(missing[0])}`"
-        return Verdict("ask", what, why, remember, mode="yolo")
+        return self._found(what, why=why, remember=remember, least_mode="yolo")
 
     def _command_doubt(self, unsure: list[str], targets: list[Path], names: list[str]) -> str | None:
         """Why the command cannot be allowed by rules for its commands alone, or None."""
@@ -172,32 +168,27 @@ class PermissionPolicy:
                 return f"it redirects output into {self._show(target)}, and file changes need permission"
         return None
 
-    def _other(self, subject: Subject, why: str = "") -> Verdict:
+    def _other(self, subject: Subject, why: str = "") -> Assessment:
         """A call judged by bare rules alone: denied or allowed by one, else it asks (but in yolo)."""
         tool = subject.name
         what = f"the {tool} call"
         denied = self.rules.tool_denied(subject)
         if denied is not None:
-            return Verdict("deny", what, denied.label)
-        unjudged = self._unjudged(subject)
-        if unjudged is not None:
-            return unjudged
-        if self.mode == "yolo" or self.rules.tool_allowed(subject) is not None:
-            return ALLOW
+            return self._found(what, denied.label)
+        doubt = self._unjudged(subject)
+        if doubt is not None:
+            return self._found(what, doubted_by=doubt)
         why = why or f"ink has no permission rules for the tool {tool!r}"
-        return Verdict("ask", what, why, tool, mode="yolo")
+        allowed = self.rules.tool_allowed(subject) is not None
+        return self._found(what, rule_allows=allowed, why=why, remember=tool, least_mode="yolo")
 
-    def _unjudged(self, subject: Subject) -> Verdict | None:
+    def _unjudged(self, subject: Subject) -> str | None:
         """A deny rule with a pattern for this tool, and a call that names nothing to match it against:
         not proven harmless, so refused in yolo and asked (never allowed by a rule) otherwise."""
         rule = self.rules.unjudged_deny(subject)
         if rule is None:
             return None
-        what = f"the {subject.name} call"
-        doubt = f"{rule.label}, which ink cannot rule out: the call names no command or path to match"
-        return (
-            Verdict("deny", what, doubt) if self.mode == "yolo" else Verdict("ask", what, f"the rule {doubt}")
-        )
+        return f"{rule.label}, which ink cannot rule out: the call names no command or path to match"
 
     # -- paths -------------------------------------------------------------------------------------
 

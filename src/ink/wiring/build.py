@@ -43,6 +43,7 @@ from ink.wiring.app import App
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
+    from ink.permissions.hook import PreToolHooks
     from ink.rewind import SessionCheckpoints
     from ink.store import SessionHandle, SessionInfo, SessionStore
     from ink.wiring.parts import AppPart
@@ -86,7 +87,8 @@ def build_app(
     ``SessionError`` (a clear one-line message) when the session asked for cannot be found or opened;
     nothing else for valid ``Settings``.
 
-    Permissions: unless ``before_tool`` replaces it, the hook is built from the settings (mode, rules,
+    Permissions: unless ``before_tool`` replaces it (and the pre_tool hooks with it), the hook is built
+    from the settings (mode, rules, pre_tool hooks,
     remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
     ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
     ``checkpoints``: snapshot the workspace before each input, for rewind (``ink.rewind``): taken as
@@ -104,17 +106,19 @@ def build_app(
 
     timeout = settings.permission_timeout
     broker = PermissionBroker(emit, timeout if timeout > 0 else None)
-    permission = before_tool or permission_hook(
-        settings, lambda name: find_tool(controller.setup.tools, name), broker if can_ask else None, notify
-    )
     hooks = (
         build_hooks(settings, processes, broker if can_ask else None, notify, lambda: app, lambda: controller)
         if settings.hooks
         else None
     )
-    limit = CommandToolLimit(
-        lambda: controller.history, hooks.before_tool(permission) if hooks is not None else permission
+    permission = before_tool or permission_hook(
+        settings,
+        lambda name: find_tool(controller.setup.tools, name),
+        broker if can_ask else None,
+        notify,
+        hooks.pre_tool if hooks is not None else None,
     )
+    limit = CommandToolLimit(lambda: controller.history, permission)
     rewind = _session_checkpoints(settings, lambda: controller) if checkpoints else None
     gate = rewind.gate(limit) if rewind is not None else limit  # first in the chain: see ink.rewind
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
@@ -234,13 +238,15 @@ def permission_hook(
     tools: Callable[[str], Tool | None],
     asker: PermissionBroker | None,
     notify: Callable[[str], None],
+    pre_tool: PreToolHooks | None = None,
 ) -> BeforeToolHook:
     """The settings' permission policy, judging a call by what its tool (``tools``: the tools of the run
-    being checked) says of itself, asking through ``asker`` (None: nobody can answer; R4: a refusal is
-    the call's error result). Its notes to the user (print mode's refusals) go to ``notify``."""
+    being checked) says of itself and what the pre_tool hooks (``pre_tool``) answer, in the one
+    precedence (R37), asking through ``asker`` (None: nobody can answer; R4: a refusal is the call's
+    error result). Its notes to the user (print mode's refusals) go to ``notify``."""
     from ink.permissions import build_permission_hook
 
-    return build_permission_hook(settings, tools, asker, notify=notify)
+    return build_permission_hook(settings, tools, asker, notify=notify, pre_tool=pre_tool)
 
 
 def open_session(
