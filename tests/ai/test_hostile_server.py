@@ -6,11 +6,20 @@ error texts holding terminal escapes."""
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ink.ai.http1 import HttpClient
-from tests.ai.wire_peers import Received, ScriptedServer
+from ink.ai.errors import BadResponse, ProviderError
+from ink.ai.http import RetryPolicy
+from ink.ai.http1 import ConnectError, HttpClient
+from ink.ai.openai import OpenAIProvider
+from ink.ai.printable import printable
+from ink.ai.stream import RetryScheduled, StreamEvent
+from tests.ai.helpers import make_request
+from tests.ai.wire_peers import CountingProxy, Received, ScriptedServer
 
 
 async def fetch(client: HttpClient, url: str) -> tuple[int, bytes]:
@@ -83,3 +92,100 @@ async def test_bytes_arriving_after_the_answer_was_read_close_the_idle_connectio
         await written.wait()  # loopback: the bytes are on the client's side once the server wrote them
         assert await fetch(client, url) == (200, b"real")
         await client.aclose()
+
+
+# -- a malformed answer is not asked for again --------------------------------------------------------
+
+
+def provider_at(port: int) -> OpenAIProvider:
+    retry = RetryPolicy(max_attempts=4, base_delay=0.001, jitter=0.0)
+    return OpenAIProvider(api_key="k", base_url=f"http://127.0.0.1:{port}/v1", retry=retry)
+
+
+async def failure(provider: OpenAIProvider) -> tuple[Exception, list[StreamEvent]]:
+    seen: list[StreamEvent] = []
+    try:
+        async for event in provider.stream(make_request()):
+            seen.append(event)
+    except Exception as exc:
+        return exc, seen
+    finally:
+        await provider.aclose()
+    raise AssertionError("the reply ended without an error")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 abc OK\r\ncontent-length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nx-huge: " + b"a" * 65536,  # and the head goes on
+        b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+    ],
+    ids=["invalid-status-line", "64-KiB-header", "not-http"],
+)
+async def test_a_malformed_answer_is_a_bad_response_and_not_retried(head: bytes) -> None:
+    async def malformed(request: Received, writer: asyncio.StreamWriter) -> bool:
+        writer.write(head)
+        await writer.drain()
+        return True  # the connection stays open: the client is the one to give up
+
+    async with ScriptedServer(malformed) as server:
+        error, seen = await failure(provider_at(server.port))
+    assert isinstance(error, BadResponse), error
+    assert "not valid HTTP/1.1" in str(error) and "not retried" in str(error)
+    assert not any(isinstance(e, RetryScheduled) for e in seen)
+    assert len(server.requests) == 1
+
+
+# -- error lines never carry a terminal escape ----------------------------------------------------------
+
+ESCAPES = ("\x1b", "\x07", "\x9b", "\r", "\u202e")
+
+
+@pytest.mark.parametrize(
+    "status_line, body",
+    [
+        (b"HTTP/1.1 500 \x1b]0;owned\x07Oops", b"\x1b[2Jthe disk is \x9b31mfull\r\n\xe2\x80\xaeok"),
+        (b"HTTP/1.1 503 \x1b]0;owned\x07Busy\x1b[2J", b""),
+        (b"HTTP/1.1 400 Bad", b'{"error": {"message": "bad \\u001b[2J\\u001b]0;t\\u0007 input"}}'),
+    ],
+    ids=["text-body", "reason-phrase", "json-message"],
+)
+async def test_an_error_answer_is_shown_with_its_control_characters_escaped(
+    status_line: bytes, body: bytes
+) -> None:
+    async def hostile(request: Received, writer: asyncio.StreamWriter) -> bool:
+        writer.write(status_line + b"\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        return False
+
+    async with ScriptedServer(hostile) as server:
+        error, seen = await failure(provider_at(server.port))
+    assert isinstance(error, ProviderError)
+    shown = [str(error), *(e.error for e in seen if isinstance(e, RetryScheduled))]
+    for line in shown:
+        assert not any(char in line for char in ESCAPES), repr(line)
+    assert "\\x1b" in str(error)  # escaped, not dropped: the user sees what the server sent
+
+
+async def test_a_proxys_reason_phrase_is_shown_escaped() -> None:
+    async with CountingProxy(refuse="403 \x1b]0;owned\x07Forbidden") as proxy:
+        client = HttpClient(env={"ALL_PROXY": proxy.url})
+        with pytest.raises(ConnectError, match="refused the tunnel") as caught:
+            await fetch(client, "https://model.test/")
+        await client.aclose()
+    assert "\x1b" not in str(caught.value) and "\\x1b]0;owned\\x07Forbidden" in str(caught.value)
+
+
+@given(st.text())
+def test_printable_leaves_no_control_character_and_keeps_the_rest(text: str) -> None:
+    shown = printable(text)
+    assert not any(unicodedata.category(c) == "Cc" or c in "\u2028\u2029" or _bidi(c) for c in shown)
+    if all(c.isprintable() or c == " " for c in text):
+        assert shown == text or any(_bidi(c) for c in text)
+    assert printable(shown) == shown
+    assert str(BadResponse(text, provider="p")) == f"p BadResponse: {shown}"
+
+
+def _bidi(char: str) -> bool:
+    return "\u202a" <= char <= "\u202e" or "\u2066" <= char <= "\u2069"

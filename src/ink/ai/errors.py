@@ -14,15 +14,20 @@
     └── Refused                   the service stopped the reply itself (content filter, refusal)
 
 Foreign exceptions (the HTTP client's, json) are mapped at the provider boundary with ``raise ... from exc``.
+A message often quotes the server (its error body, reason phrase, error event): every control character
+in it is escaped (``ink.ai.printable``), so no error line ink prints carries a terminal escape.
 """
 
 from __future__ import annotations
+
+from ink.ai.printable import printable
 
 
 class ProviderError(Exception):
     retryable: bool = False
 
     def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
+        message = printable(message)
         super().__init__(message)
         self.message = message
         self.status = status

@@ -17,6 +17,7 @@ from typing import Any
 from ink.ai.errors import (
     AuthError,
     BadRequest,
+    BadResponse,
     ConnectionFailed,
     ContextOverflow,
     Overloaded,
@@ -25,7 +26,16 @@ from ink.ai.errors import (
     ServerError,
     TlsFailed,
 )
-from ink.ai.http1 import ConnectError, Headers, HttpError, InvalidRequest, Response, Timeout, TlsError
+from ink.ai.http1 import (
+    ConnectError,
+    Headers,
+    HttpError,
+    InvalidRequest,
+    MalformedResponse,
+    Response,
+    Timeout,
+    TlsError,
+)
 
 _OVERFLOW = re.compile(
     r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|exceeds the context window"
@@ -144,6 +154,10 @@ def error_from_transport(exc: HttpError, url: str, provider: str, *, streamed: b
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, InvalidRequest):
         return BadRequest(f"cannot send the request to {url}: {detail}; not retried", provider=provider)
+    if isinstance(exc, MalformedResponse):
+        return BadResponse(
+            f"{url} answered in a form ink cannot read: {detail}; not retried", provider=provider
+        )
     if isinstance(exc, TlsError):
         return TlsFailed(f"cannot connect to {url}: {detail}; not retried", provider=provider)
     if isinstance(exc, ConnectError):

@@ -36,13 +36,22 @@ trust store), ``wire`` (a socket's bytes), ``connection`` (a wire and its h11 st
 (``HttpClient``, which ties them).
 
 Failures are ``HttpError``s: ``ConnectError`` (no connection), ``Timeout``, ``ConnectionBroken`` (reset,
-closed early, or not HTTP/1.1), and ``InvalidRequest`` (cannot be sent as asked: sending again would fail
-the same way). A header value that holds a line break or a control character is an ``InvalidRequest``
-naming the header, never showing its value (it is often a key).
+or closed early), ``MalformedResponse`` (not HTTP/1.1: the same server would answer so again), and
+``InvalidRequest`` (cannot be sent as asked: sending again would fail the same way). A header value that
+holds a line break or a control character is an ``InvalidRequest`` naming the header, never showing its
+value (it is often a key).
 """
 
 from ink.ai.http1.client import HttpClient
-from ink.ai.http1.errors import ConnectError, ConnectionBroken, HttpError, InvalidRequest, Timeout, TlsError
+from ink.ai.http1.errors import (
+    ConnectError,
+    ConnectionBroken,
+    HttpError,
+    InvalidRequest,
+    MalformedResponse,
+    Timeout,
+    TlsError,
+)
 from ink.ai.http1.exchange import USER_AGENT, Headers, Response
 from ink.ai.http1.pool import KEEPALIVE_EXPIRY
 from ink.ai.http1.tls import default_tls_context
@@ -56,6 +65,7 @@ __all__ = [
     "HttpClient",
     "HttpError",
     "InvalidRequest",
+    "MalformedResponse",
     "Response",
     "Timeout",
     "TlsError",

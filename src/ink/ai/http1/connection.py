@@ -6,7 +6,7 @@ import select
 
 import h11
 
-from ink.ai.http1.errors import ConnectionBroken, broken_text, oserror_text
+from ink.ai.http1.errors import ConnectionBroken, MalformedResponse, oserror_text, protocol_error
 from ink.ai.http1.route import Key
 from ink.ai.http1.wire import Wire
 
@@ -38,9 +38,9 @@ class Connection:
         try:
             event = self.h11.next_event()
         except h11.RemoteProtocolError as exc:
-            raise ConnectionBroken(broken_text(exc)) from exc
+            raise protocol_error(exc) from exc
         if event is h11.PAUSED:  # a server that upgraded the connection: not for us
-            raise ConnectionBroken("the server switched protocols")
+            raise MalformedResponse("the server switched protocols")
         return event  # type: ignore[return-value]  # PAUSED is handled above
 
     def clean(self) -> bool:

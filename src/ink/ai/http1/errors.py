@@ -7,6 +7,8 @@ import ssl
 
 import h11
 
+from ink.ai.printable import printable
+
 
 class HttpError(Exception):
     """A failure below the HTTP status: no connection, a timeout, a connection that broke."""
@@ -25,7 +27,13 @@ class Timeout(HttpError):
 
 
 class ConnectionBroken(HttpError):
-    """After connecting: reset, closed before the answer was complete, or not speaking HTTP/1.1."""
+    """After connecting: reset, or closed before the answer was complete."""
+
+
+class MalformedResponse(HttpError):
+    """The answer is not HTTP/1.1 as h11 reads it (a status line, a head over h11's limit, a framing it
+    refuses), or not in a form the client can read (a content encoding it does not decode): the same
+    server would answer the same way again."""
 
 
 class InvalidRequest(HttpError):
@@ -55,10 +63,14 @@ def closed_early(exc: h11.RemoteProtocolError) -> bool:
     return "ConnectionClosed" in text or "peer closed connection" in text or "unexpectedly closed" in text
 
 
-def broken_text(exc: h11.RemoteProtocolError) -> str:
+def protocol_error(exc: h11.RemoteProtocolError) -> HttpError:
+    """What h11 refusing the server's bytes means: an end of the stream that came too early (the
+    connection broke), or an answer that is not HTTP/1.1."""
     text = str(exc)
     if "ConnectionClosed" in text and "SEND_RESPONSE" in text:  # h11's words for EOF before a status line
-        return "the server closed the connection without answering"
+        return ConnectionBroken("the server closed the connection without answering")
     if closed_early(exc):
-        return "the server closed the connection before the answer ended"
-    return f"the server's answer is not valid HTTP/1.1 ({text})"
+        return ConnectionBroken("the server closed the connection before the answer ended")
+    if "Receive buffer too long" in text:  # a head (or a chunk-size line) past h11's 16 KiB limit
+        return MalformedResponse("the server's answer is not valid HTTP/1.1 (its head passed 16 KiB)")
+    return MalformedResponse(f"the server's answer is not valid HTTP/1.1 ({printable(text)})")

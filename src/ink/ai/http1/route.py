@@ -9,8 +9,9 @@ from urllib.parse import unquote, urlsplit
 
 import h11
 
-from ink.ai.http1.errors import ConnectError, InvalidRequest, closed_early
+from ink.ai.http1.errors import ConnectError, InvalidRequest, MalformedResponse, closed_early
 from ink.ai.http1.wire import Wire
+from ink.ai.printable import printable
 from ink.proxies import address, proxy_for, proxy_problem
 
 Key = tuple[str, str, int, str | None]  # scheme, host, port, proxy: connections are shared within one
@@ -91,13 +92,15 @@ async def tunnel(wire: Wire, route: Route, proxy: Proxy) -> None:
                 raise ConnectError(
                     f"the proxy {proxy.shown} closed the connection instead of opening a tunnel"
                 ) from exc
-            raise ConnectError(f"the proxy {proxy.shown} did not answer CONNECT in HTTP/1.1: {exc}") from exc
+            raise MalformedResponse(
+                f"the proxy {proxy.shown} did not answer CONNECT in HTTP/1.1 ({printable(str(exc))})"
+            ) from exc
         if event is h11.NEED_DATA:
             state.receive_data(await wire.receive())
         elif type(event) is h11.Response:
             break
     if not 200 <= event.status_code < 300:
-        reason = event.reason.decode("latin-1")
+        reason = printable(event.reason.decode("latin-1"))
         hint = " (proxy credentials missing or wrong)" if event.status_code == 407 else ""
         raise ConnectError(
             f"the proxy {proxy.shown} refused the tunnel to {authority}: {event.status_code} {reason}{hint}"
