@@ -17,7 +17,7 @@ import msgspec
 
 from ink.config.catalogue import PROVIDERS
 from ink.config.errors import ConfigError
-from ink.config.keys import PROVIDER_KEYS, TOP_KEYS, Key
+from ink.config.keys import PROVIDER_KEYS, TABLE_KEYS, TOP_KEYS, Key
 from ink.config.rules import Effect, RuleText, parse_rule
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ class ConfigFile(msgspec.Struct, frozen=True):
     hooks: list[HookSpec] = msgspec.field(default_factory=list)  # the [[hooks.EVENT]] tables, in file order
     # [mcp.servers.NAME], in file order
     mcp_servers: list[McpServerSpec] = msgspec.field(default_factory=list)
+    tables: dict[str, dict[str, Located]] = msgspec.field(default_factory=dict)  # ``TABLE_KEYS``' tables
 
 
 def read_config_file(path: Path) -> ConfigFile | None:
@@ -122,6 +123,9 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
         if name == "mcp":
             result.mcp_servers.extend(_check_mcp(path, text, value))
             continue
+        if name in TABLE_KEYS:
+            result.tables[name] = _check_table(path, text, name, value)
+            continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result
 
@@ -156,6 +160,18 @@ def _check_mcp(path: Path, text: str, value: Any) -> list[McpServerSpec]:
         return check_mcp(value, where)
     except ConfigError as exc:
         raise ConfigError(f"config error: {exc} — {FIX}") from None
+
+
+def _check_table(path: Path, text: str, name: str, value: Any) -> dict[str, Located]:
+    """A table of plain keys (``TABLE_KEYS[name]``), each value checked and located."""
+    if not isinstance(value, dict):
+        where = f"{path}:{_line_of(text, (), name)}"
+        raise ConfigError(f"config error: {where}: {name} must be a table like [{name}] — {FIX}")
+    checked: dict[str, Located] = {}
+    for key, item in value.items():
+        where = f"{path}:{_line_of(text, (name,), key)}"
+        checked[key] = Located(_check(TABLE_KEYS[name], key, item, where, f"[{name}] table"), where)
+    return checked
 
 
 PERMISSION_KEYS: tuple[Effect, ...] = ("allow", "deny")

@@ -20,7 +20,7 @@ THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "low", "medium", "high")
 
 class Key(NamedTuple):  # a NamedTuple, not a dataclass: ~10x cheaper to define on the start-up path
     name: str
-    kind: type  # str, int or float
+    kind: type  # str, int, float or bool
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
@@ -30,6 +30,10 @@ class Key(NamedTuple):  # a NamedTuple, not a dataclass: ~10x cheaper to define 
         """Return ``value`` (ints widened for float keys). Raises ``ConfigError`` naming ``where``."""
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: {self.name} must be true or false (got {value!r})")
+            return value
         if not isinstance(value, self.kind) or isinstance(value, bool):
             raise ConfigError(f"{where}: {self.name} must be {_kind_name(self.kind)} (got {value!r})")
         if self.choices and value not in self.choices:
@@ -74,6 +78,16 @@ TOP_KEYS = _keys(
     Key("first_byte_timeout", float, minimum=0.01, maximum=86400, help="seconds to a reply's first event"),
     Key("idle_timeout", float, minimum=0.01, maximum=86400, help="seconds of silence mid-reply"),
 )
+
+# Keys of ``[notify]`` (R46): how the terminal UI gets the user's attention when it matters.
+NOTIFY_KEYS = _keys(
+    Key("bell", bool, help="ring the terminal (BEL, and OSC 9 where the terminal shows it)"),
+    Key("command", str, help="run this shell command with the event as JSON on stdin"),
+    Key("after_seconds", float, minimum=0, maximum=86400, help="no key for this long: the user may be away"),
+)
+
+# Tables of plain keys (``[name]`` with ``key = value`` lines), each read into ``ConfigFile.tables``.
+TABLE_KEYS: dict[str, dict[str, Key]] = {"notify": NOTIFY_KEYS}
 
 # Keys allowed in a ``[providers.<name>]`` table: defaults for that provider only.
 PROVIDER_KEYS = _keys(

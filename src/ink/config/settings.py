@@ -45,6 +45,7 @@ from ink.config.keys import (
     ThinkingLevel,
     check_base_url,
 )
+from ink.config.notify import NotifySettings, resolve_notify
 from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
 from ink.vocabulary import TakeMode
@@ -126,6 +127,7 @@ class Settings(msgspec.Struct, frozen=True):
     local_temperature: float | None = None  # INK_LOCAL_TEMPERATURE: that server's default temperature
     hooks: tuple[HookSpec, ...] = ()  # the user's, then the project's (which run only once approved)
     mcp_servers: tuple[McpServerSpec, ...] = ()  # the user's, then the project's (see docs/mcp.md)
+    notify: NotifySettings = msgspec.field(default_factory=NotifySettings)  # [notify] (R46)
     # ${VAR} in MCP env, headers; never in the repr
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
 
@@ -175,6 +177,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     origins |= {"provider": provider.where, "model": model.where, "base_url": url.where}
     origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
     servers = mcp_servers(user, project)
+    notify = resolve_notify(user, project, warnings)  # before ``warnings`` is frozen below
     return Settings(
         provider=provider.value,
         model=model.value,
@@ -207,6 +210,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         model_path=_model_path(flags.model_path, provider.value, start_dir),
         local_temperature=_local_temperature(env) if provider.value == "local" else None,
         mcp_servers=servers,
+        notify=notify,
         env=dict(env) if servers else {},
     )
 
@@ -367,7 +371,7 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
         else:
             rules.append(rule)
     servers = [replace(spec, origin="project") for spec in project.mcp_servers]
-    return ConfigFile(project.path, top, providers, rules, project.hooks, servers)
+    return ConfigFile(project.path, top, providers, rules, project.hooks, servers, project.tables)
 
 
 def _project_hooks(project: ConfigFile | None) -> tuple[HookSpec, ...]:

@@ -30,6 +30,7 @@ from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
 from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
+from ink.frontends.tui.notify import Notifier
 from ink.frontends.tui.paint import Painter
 from ink.frontends.tui.panels import (
     QUEUE_ROWS,
@@ -112,6 +113,8 @@ class TuiApp:
         # key typed by hand: Esc then Enter is no longer Alt+Enter.
         self.app.ttimeoutlen = ESCAPE_SECONDS
         self.app.timeoutlen = 0.0
+        self._notifier = Notifier(core.settings.notify, self._write, core.tasks.spawn, clock)  # R46
+        self.app.key_processor.before_key_press += lambda _processor: self._notifier.key_pressed()
         self._unsubscribe = self.controller.subscribe(self._on_event)
 
     @property
@@ -164,6 +167,7 @@ class TuiApp:
 
     def _on_event(self, event: RunEvent) -> None:
         self._view.on_event(event)
+        self._notifier.on_event(event)
         if isinstance(event, RunStart | BangStart):
             self._aborting = False
         restored = event.restored_input if isinstance(event, RunEnd | InputRestored) else ()
