@@ -104,6 +104,7 @@ def serve_http(token: str) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts: none is refused meanwhile
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

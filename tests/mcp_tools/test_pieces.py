@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import mcp_types
 import pytest
@@ -63,6 +64,8 @@ def settings_from(tmp_path: Path, user: str, project: str = "", **env: str):  # 
         ('[mcp.servers.gh]\ncommand = "x"\nargs = "a b"\n', 3, "must be a list of strings"),
         ('[mcp.servers.web]\nurl = "ftp://h"\n', 2, "must be an http(s) URL"),
         ('[mcp.servers."bad name"]\ncommand = "x"\n', 1, "may use only letters"),
+        ('[mcp.servers.a__b]\ncommand = "x"\n', 1, "may not hold '__'"),  # issue 23 item 9
+        ('[mcp.servers.gh]\ncommand = "x"\ncall_timeout = 0\n', 3, "between 0 and 86400"),
         ('[mcp.servers.gh]\ncommand = "x"\nenabled = "yes"\n', 3, "must be true or false"),
         ("[mcp]\nserver = 1\n", 2, "unknown key 'server' in [mcp]"),
     ],
@@ -106,6 +109,11 @@ def test_a_project_server_needs_approval_once_per_definition(tmp_path: Path) -> 
     assert not approvals.approved(changed)
 
 
+def wire(result: mcp_types.CallToolResult) -> dict[str, Any]:
+    """The SDK's result as its servers send it."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 def test_every_kind_of_content_is_kept() -> None:
     result = mcp_types.CallToolResult(
         content=[
@@ -121,7 +129,7 @@ def test_every_kind_of_content_is_kept() -> None:
         ],
         is_error=True,
     )
-    converted = convert(result)
+    converted = convert(wire(result))
     assert converted.is_error
     assert converted.text.splitlines() == [
         "hello",
@@ -132,12 +140,13 @@ def test_every_kind_of_content_is_kept() -> None:
     ]
     assert [i.mime_type for i in converted.images] == ["image/png"]
     structured = mcp_types.CallToolResult(content=[], structured_content={"n": 1})
-    assert '"n": 1' in convert(structured).text
+    assert '"n": 1' in convert(wire(structured)).text
 
 
 START_UP = """
 import asyncio, os, sys
 from pathlib import Path
+from typing import Any
 from ink.config import Flags, load_settings
 from ink.wiring import open_app
 

@@ -28,9 +28,12 @@ from msgspec.structs import replace
 from ink.config.errors import ConfigError
 
 DEFAULT_STARTUP_TIMEOUT = 15.0
+DEFAULT_CALL_TIMEOUT = 300.0  # seconds a call may go without an answer or a progress notification
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout")
+SERVER_KEYS = (
+    "command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout", "call_timeout"
+)  # fmt: skip
 
 
 class McpServerSpec(msgspec.Struct, frozen=True):
@@ -47,6 +50,7 @@ class McpServerSpec(msgspec.Struct, frozen=True):
     headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     enabled: bool = True
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
     where: str = ""
     origin: Literal["user", "project", "client"] = "user"
 
@@ -88,6 +92,16 @@ def referenced_secrets(specs: tuple[McpServerSpec, ...], env: Mapping[str, str])
     return [value for value in found if value and "${" not in value]
 
 
+def server_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a server, or None. ``__`` separates the server from the tool in
+    ``mcp__SERVER__TOOL``: a server named ``a__b`` could pass for server ``a``'s tools."""
+    if not isinstance(name, str) or not SERVER_NAME.match(name):
+        return f"server name {name!r} may use only letters, digits, _ and - (1-64 of them)"
+    if "__" in name:
+        return f"server name {name!r} may not hold '__' (it separates server and tool in mcp__SERVER__TOOL)"
+    return None
+
+
 def check_mcp(value: Any, where: Callable[[tuple[str, ...], str | None], str]) -> list[McpServerSpec]:
     """The ``[mcp]`` table of one file: only ``servers``, a table of server tables. ``where(table, key)``
     gives ``path:line`` of a key (or of the table's header when key is None). Raises ``ConfigError``."""
@@ -107,8 +121,9 @@ def _check_server(
 ) -> McpServerSpec:
     header = ("mcp", "servers", name)
     at = where(header, None)
-    if not SERVER_NAME.match(name):
-        raise ConfigError(f"{at}: server name {name!r} may use only letters, digits, _ and - (1-64 of them)")
+    problem = server_name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"{at}: {problem}")
     if not isinstance(table, dict):
         raise ConfigError(f"{at}: mcp.servers.{name} must be a table")
     for key in table:
@@ -126,6 +141,7 @@ def _check_server(
         "headers": _text_table,
         "enabled": _flag,
         "startup_timeout": _seconds,
+        "call_timeout": _call_seconds,
     }
     for key, item in table.items():
         spec = replace(spec, **{key: checks[key](item, f"{where(header, key)}: mcp.servers.{name}.{key}")})
@@ -171,6 +187,12 @@ def _flag(value: Any, what: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{what} must be true or false (got {value!r})")
     return value
+
+
+def _call_seconds(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise ConfigError(f"{what} must be a number of seconds between 0 and 86400 (got {value!r})")
+    return float(value)
 
 
 def _seconds(value: Any, what: str) -> float:

@@ -26,17 +26,34 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 class McpCatalogue:
+    """Every MCP tool of the session (``McpTool.offered``: the server lists it now) and which of them a
+    model call is given. Called for each model call, so a tool a server no longer lists is not offered
+    from the next request on."""
+
     def __init__(self, tools: Sequence[McpTool], defer_above: int = DEFER_ABOVE) -> None:
-        self.tools = list(tools)
-        self.deferred = len(self.tools) > defer_above
+        self.every = list(tools)
+        self.defer_above = defer_above
         self.loaded: set[str] = set()
 
+    @property
+    def tools(self) -> list[McpTool]:
+        """The tools offered now."""
+        return [tool for tool in self.every if tool.offered]
+
+    @property
+    def deferred(self) -> bool:
+        return len(self.tools) > self.defer_above
+
     def add(self, tools: Sequence[McpTool]) -> None:
-        self.tools += tools
+        self.every += [tool for tool in tools if all(tool is not known for known in self.every)]
 
     def offer(self, tools: Sequence[Tool]) -> list[ToolSpec]:
-        """The specs a model call is given: all but the MCP tools not loaded yet (``LoopSetup.offer``)."""
-        hidden = {t.name for t in self.tools if t.name not in self.loaded} if self.deferred else set()
+        """The specs a model call is given (``LoopSetup.offer``): all but the MCP tools no longer offered
+        and, past ``defer_above`` of them, those not loaded yet through the search."""
+        deferred = self.deferred
+        hidden = {t.name for t in self.every if not t.offered or (deferred and t.name not in self.loaded)}
+        if not deferred:
+            hidden.add(SEARCH_NAME)  # few tools: every schema is sent, nothing to search
         return [t.spec for t in tools if t.spec.name not in hidden]
 
     def search(self, query: str, limit: int) -> list[McpTool]:

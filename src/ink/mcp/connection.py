@@ -1,45 +1,51 @@
-"""One MCP server: its connection through the official SDK, its state, its tools, its calls.
+"""One MCP server: its connection, its state, its lists, its calls, on ink's own JSON-RPC client.
 
-The SDK's ``Client`` is an async context manager whose cancel scopes belong to the task that entered it,
-so each server gets one task of its own (``_serve``) that connects, lists the tools, reports ready and
-then holds the connection open until ``aclose``. Calls are made from the run's tasks; cancelling one
-makes the SDK send ``notifications/cancelled`` for it (MCP cancellation) before the cancel propagates.
+    conn = ServerConnection(spec, env, cwd, processes, host)
+    await conn.start()                 # never raises: ``state`` is ready or failed, ``error`` says why
+    result = await conn.call("search", {"q": "x"}, on_progress)
+    await conn.aclose()
 
-States: ``starting`` -> ``ready`` -> ``closed``, or ``failed`` (did not start within its timeout, could
-not be spawned or reached, or stopped later: its calls then fail at once with that reason). A stdio
-server runs in its own process group with ink's process token, registered in the ``ProcessRegistry``
-given (R35), so no server outlives ink; its stderr goes to a temporary file whose tail explains a crash.
+Start-up is the MCP handshake (``initialize`` with ink's name, version and capabilities, then
+``notifications/initialized``) and the lists, within ``startup_timeout``. ink declares what it does:
+``roots`` (the workspace, ``host.roots``) and ``elicitation`` (form questions to the user,
+``host.elicit``, declined where nobody can answer). A ``list_changed`` notification makes it read that
+list again and tell the host, so the next model request sees the new tools.
 
-This module imports the MCP SDK: import it only when a server is configured (``ink.mcp.manager`` does).
+States: ``starting`` -> ``ready`` -> ``closed``, or ``failed``: did not start in time, could not be
+spawned or reached, exited, or sent a message that belongs to no call it could name. A failed server's
+calls fail at once with the reason (and the tail of its stderr). A bad message that names its call
+fails that call alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
-import tempfile
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
-from typing import IO, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
-import mcp_types
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
-
+from ink import __version__
+from ink.agent.tasks import Tasks
 from ink.config.errors import ConfigError
 from ink.config.mcp import McpServerSpec, expand
-from ink.mcp.model import RemoteTool, ServerState
-from ink.tools.processes import TOKEN_ENV, ProcessEntry, ProcessRegistry
+from ink.mcp.listing import read_prompts, read_resources, read_tools
+from ink.mcp.model import RemotePrompt, RemoteResource, RemoteTool, ServerState
+from ink.mcp.rpc import ConnectionLost, Progress, RemoteError, RequestTimeout, RpcSession
+from ink.mcp.stdio import INHERITED_ENV, StdioTransport
+from ink.mcp.wire import BadMessage
+from ink.tools.processes import ProcessEntry, ProcessRegistry
+
+if TYPE_CHECKING:
+    from ink.mcp.http import HttpTransport
 
 log = logging.getLogger(__name__)
 
-MAX_TOOL_PAGES = 50  # a server whose tools/list never ends cannot hang the start-up
-STDERR_TAIL = 600  # characters of a crashed server's stderr quoted in its error
+PROTOCOL_VERSION = "2025-11-25"
+KNOWN_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MAX_PAGES = 50  # a list whose pages never end cannot hang the start-up
+LIST_TIMEOUT = 30.0  # seconds for one page of a list read again after list_changed
+CLOSE_BOUND = 2.0
 
 
 class ServerUnavailable(Exception):
@@ -47,88 +53,113 @@ class ServerUnavailable(Exception):
 
 
 class CallFailed(Exception):
-    """The server answered the call with a protocol error (unknown tool, invalid arguments, ...)."""
+    """The call failed on its own (an error answer, a timeout, an unreadable answer); the server is fine."""
+
+
+class McpHost(Protocol):
+    """What a server may ask of ink, and who hears that its lists changed."""
+
+    def roots(self) -> list[dict[str, str]]: ...
+
+    async def elicit(self, server: str, message: str, schema: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def changed(self, server: str) -> None: ...
 
 
 class ServerConnection:
     def __init__(
-        self, spec: McpServerSpec, env: Mapping[str, str], cwd: str, processes: ProcessRegistry
+        self,
+        spec: McpServerSpec,
+        env: Mapping[str, str],
+        cwd: str,
+        processes: ProcessRegistry,
+        host: McpHost,
     ) -> None:
         self.spec = spec
         self.state: ServerState = "starting"
         self.error: str | None = None
         self.tools: tuple[RemoteTool, ...] = ()
+        self.prompts: tuple[RemotePrompt, ...] = ()
+        self.resources: tuple[RemoteResource, ...] = ()
+        self.notes: dict[str, list[str]] = {}  # per list: what was left out and why
+        self.capabilities: Mapping[str, Any] = {}
+        self.instructions = ""
         self._env = env
         self._cwd = cwd
         self._processes = processes
-        self._client: Client | None = None
-        self._stop = asyncio.Event()
-        self._settled = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._stderr: IO[str] | None = None
-        self.process: ProcessEntry | None = None  # the stdio server's, once spawned
-        self._scope: anyio.CancelScope | None = None
+        self._host = host
+        self._tasks = Tasks()
+        self._transport: StdioTransport | HttpTransport | None = None
+        self._rpc = RpcSession(self._send, self._answer, self._notified, self._tasks)
+        self._relisting: dict[str, asyncio.Task[None]] = {}
+        self._stale: set[str] = set()
 
     @property
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def process(self) -> ProcessEntry | None:
+        return self._transport.process if isinstance(self._transport, StdioTransport) else None
+
     async def start(self) -> None:
-        """Connect and list the tools, within the spec's start-up timeout. Never raises: a failure is
-        the state ``failed`` with ``error`` saying why."""
-        self._task = asyncio.create_task(self._serve(), name=f"mcp server {self.name}")
-        await self._settled.wait()
-
-    async def _serve(self) -> None:
+        """Connect, introduce ink and read the lists, within the start-up timeout. Never raises."""
         try:
-            # One cancel scope around the whole connection, so the SDK's own scopes nest inside it; its
-            # deadline is the start-up timeout, lifted once the server is ready.
-            with anyio.CancelScope(deadline=anyio.current_time() + self.spec.startup_timeout) as scope:
-                self._scope = scope
-                async with AsyncExitStack() as stack:
-                    client = await stack.enter_async_context(Client(await self._transport(stack)))
-                    self.tools = await self._list_tools(client)
-                    scope.deadline = math.inf
-                    self._client, self.state = client, "ready"
-                    self._settled.set()
-                    await self._stop.wait()
-            if scope.cancelled_caught and self.state == "starting":
-                self._fail(f"did not start within {self.spec.startup_timeout:g} s (startup_timeout)")
-        except (Exception, asyncio.CancelledError) as exc:  # every failure is this server's alone
+            async with asyncio.timeout(self.spec.startup_timeout):
+                await self._connect()
+        except TimeoutError:
+            self._fail(f"did not start within {self.spec.startup_timeout:g} s (startup_timeout)")
+        except asyncio.CancelledError:
+            self._fail("its start was cancelled")
+            raise
+        except Exception as exc:  # every failure is this server's alone
             self._fail(self._describe(exc))
-        finally:
-            self._client = None
-            if self.state == "ready":
-                self.state = "closed"
-            self._settled.set()
-            if self._stderr is not None:
-                self._stderr.close()
+        else:
+            if self.state == "starting":
+                self.state = "ready"
 
-    async def _transport(self, stack: AsyncExitStack) -> Any:
+    async def _connect(self) -> None:
+        transport = self._transport = self._make_transport()
+        await transport.open(self._rpc.receive, self._unreadable, self._lost)
+        answer = await self._rpc.request("initialize", self._introduction())
+        if not isinstance(answer, Mapping):
+            raise ConnectionError("its answer to initialize is not an object")
+        version = answer.get("protocolVersion")
+        if version not in KNOWN_VERSIONS:
+            raise ConnectionError(
+                f"it speaks MCP version {version!r}, which ink does not (ink: {PROTOCOL_VERSION})"
+            )
+        capabilities = answer.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, Mapping) else {}
+        instructions = answer.get("instructions")
+        self.instructions = instructions[:4000] if isinstance(instructions, str) else ""
+        if not isinstance(transport, StdioTransport):
+            transport.protocol_version = version
+        await self._rpc.notify("notifications/initialized")
+        if not isinstance(transport, StdioTransport):
+            transport.listen()
+        for kind in ("tools", "prompts", "resources"):
+            if kind in self.capabilities:
+                await self._read_list(kind, self.spec.startup_timeout)
+
+    def _introduction(self) -> dict[str, Any]:
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"roots": {"listChanged": False}, "elicitation": {"form": {}}},
+            "clientInfo": {"name": "ink", "title": "ink", "version": __version__},
+        }
+
+    def _make_transport(self) -> StdioTransport | HttpTransport:
         spec = self.spec
         if spec.url is not None:
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            from ink.mcp.http import HttpTransport  # the HTTP client, only for an HTTP server
 
-            http = await stack.enter_async_context(create_mcp_http_client(headers=self._expand(spec.headers)))
-            return streamable_http_client(spec.url, http_client=http)
-        token = ProcessRegistry.new_token()
-        env = {**self._expand(spec.env), TOKEN_ENV: token}
-        cwd = os.path.join(self._cwd, spec.cwd) if spec.cwd else self._cwd
+            return HttpTransport(spec.url, self._expand(spec.headers), self._env)
         assert spec.command is not None
-        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=cwd)
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        return self._registered(stdio_client(params, errlog=self._stderr), token)
-
-    @asynccontextmanager
-    async def _registered(self, transport: Any, token: str) -> AsyncIterator[Any]:
-        """The SDK's stdio transport, with its server process registered once spawned (R35): the SDK
-        does not expose the pid, so it is found among ink's children by the token only it carries."""
-        async with transport as streams:
-            pid = _child_with_token(token)
-            if pid is not None:
-                self.process = self._processes.register(pid, self.spec.target(), token)
-            yield streams
+        env = {key: self._env[key] for key in INHERITED_ENV if key in self._env}
+        env.update(self._expand(spec.env))
+        cwd = os.path.join(self._cwd, spec.cwd) if spec.cwd else self._cwd
+        return StdioTransport(spec.command, spec.args, env, cwd, self._processes, spec.target())
 
     def _expand(self, values: Mapping[str, str]) -> dict[str, str]:
         if self.spec.origin == "client":  # the editor's values are literal
@@ -138,33 +169,55 @@ class ServerConnection:
         except ConfigError as exc:
             raise ServerUnavailable(f"{self.spec.where}: {exc}") from None
 
-    async def _list_tools(self, client: Client) -> tuple[RemoteTool, ...]:
-        tools: list[mcp_types.Tool] = []
+    async def _read_list(self, kind: str, timeout: float) -> None:
+        entries: list[Any] = []
         cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools += page.tools
-            cursor = page.next_cursor
-            if cursor is None:
+        for _ in range(MAX_PAGES):
+            page = await self._rpc.request(
+                f"{kind}/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+            )
+            found = page.get(kind) if isinstance(page, Mapping) else None
+            entries += found if isinstance(found, list) else []
+            cursor = page.get("nextCursor") if isinstance(page, Mapping) else None
+            if not isinstance(cursor, str) or not cursor:
                 break
-        return tuple(_remote(self.name, tool) for tool in tools)
+        notes: list[str] = []
+        if kind == "tools":
+            self.tools = read_tools(self.name, entries, notes)
+        elif kind == "prompts":
+            self.prompts = read_prompts(self.name, entries, notes)
+        else:
+            self.resources = read_resources(self.name, entries, notes)
+        self.notes[kind] = notes
+        for note in notes:
+            log.warning("MCP server %s: %s", self.name, note)
 
-    async def call(
-        self, tool: str, args: Mapping[str, Any], progress: ProgressFnT
-    ) -> mcp_types.CallToolResult:
-        """Call ``tool``. Raises ``ServerUnavailable`` (not ready, or it stopped during the call: the
-        server is then ``failed``) or ``CallFailed`` (a protocol error answer). Cancelling the awaiting
-        task sends MCP cancellation for the call."""
-        client = self._client
-        if client is None or self.state != "ready":
+    async def call(self, tool: str, args: Mapping[str, Any], progress: Progress) -> Mapping[str, Any]:
+        """Call ``tool``; its result object. Raises ``ServerUnavailable`` (not ready, or it stopped during
+        the call: the server is then ``failed``) or ``CallFailed``. Cancelling sends MCP cancellation."""
+        params = {"name": tool, "arguments": dict(args)}
+        result = await self.request("tools/call", params, self.spec.call_timeout, progress)
+        if not isinstance(result, Mapping) or not isinstance(result.get("content", []), list):
+            raise CallFailed(f"the MCP server {self.name} answered with something that is not a tool result")
+        return result
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], timeout: float, progress: Progress | None = None
+    ) -> Any:
+        """One request to a ready server, its failures in the two kinds above."""
+        if self.state != "ready":
             raise ServerUnavailable(self.problem())
         try:
-            return await client.call_tool(tool, dict(args), progress_callback=progress)
-        except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                self._fail(self._describe(exc))
-                raise ServerUnavailable(self.problem()) from None
+            return await self._rpc.request(method, params, timeout=timeout, progress=progress)
+        except RemoteError as exc:
             raise CallFailed(f"the MCP server {self.name} answered: {exc.message}") from None
+        except RequestTimeout:
+            raise CallFailed(
+                f"the MCP server {self.name} neither answered nor reported progress within {timeout:g} s "
+                "(call_timeout); it was told to cancel"
+            ) from None
+        except (ConnectionLost, ConnectionError, OSError):
+            raise ServerUnavailable(self.problem()) from None
 
     def problem(self) -> str:
         """Why this server's tools cannot be called now, in one sentence for the model and the user."""
@@ -174,84 +227,101 @@ class ServerConnection:
             return f"the MCP server {self.name} was closed"
         return f"the MCP server {self.name} is not available: {self.error or 'it stopped'}"
 
+    # -- what the server sends -------------------------------------------------------------------
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        transport = self._transport
+        if transport is None:
+            raise ConnectionLost("not connected")
+        await transport.send(message)
+
+    def _unreadable(self, bad: BadMessage) -> None:
+        if self._rpc.receive_bad(bad):
+            log.warning("MCP server %s: a call failed: %s", self.name, bad.problem)
+            return
+        self._lost(f"{bad.problem}, for no call ink could tell")
+
+    def _lost(self, reason: str) -> None:
+        if self.state in ("starting", "ready"):
+            self._fail(self._with_stderr(reason))
+        self._rpc.close(self.error or reason)
+
+    def _notified(self, method: str, params: Mapping[str, Any]) -> None:
+        kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+        if method.endswith("/list_changed") and kind in ("tools", "prompts", "resources"):
+            self._relist(kind)
+        elif method == "notifications/message":
+            log.info("MCP server %s says: %s", self.name, str(params.get("data"))[:500])
+
+    def _relist(self, kind: str) -> None:
+        """Read ``kind`` again; a change announced while reading is read once more afterwards."""
+        running = self._relisting.get(kind)
+        if running is not None and not running.done():
+            self._stale.add(kind)
+            return
+        self._relisting[kind] = self._tasks.spawn(self._read_again(kind), f"MCP {self.name} {kind}/list")
+
+    async def _read_again(self, kind: str) -> None:
+        while True:
+            self._stale.discard(kind)
+            try:
+                await self._read_list(kind, LIST_TIMEOUT)
+            except (RemoteError, RequestTimeout, ConnectionLost, ConnectionError, OSError) as exc:
+                log.warning("MCP server %s: reading its %s again failed: %s", self.name, kind, exc)
+                return
+            self._host.changed(self.name)
+            if kind not in self._stale:
+                return
+
+    async def _answer(self, method: str, params: Mapping[str, Any]) -> Any:
+        if method == "roots/list":
+            return {"roots": self._host.roots()}
+        if method == "elicitation/create":
+            return await self._elicit(params)
+        raise RemoteError(-32601, f"ink does not offer {method}")
+
+    async def _elicit(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        mode = params.get("mode", "form")
+        message, schema = params.get("message"), params.get("requestedSchema")
+        if mode != "form":
+            raise RemoteError(-32602, f"ink answers form elicitations only, not {mode!r}")
+        if not isinstance(message, str) or not isinstance(schema, Mapping):
+            raise RemoteError(-32602, "an elicitation needs a message and a requestedSchema")
+        return await self._host.elicit(self.name, message, schema)
+
+    # -- failures and the end --------------------------------------------------------------------
+
     def _fail(self, error: str) -> None:
         if self.state in ("starting", "ready"):
             self.state, self.error = "failed", error
             log.warning("MCP server %s: %s", self.name, error)
-        self._settled.set()
 
     def _describe(self, exc: BaseException) -> str:
-        if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
-            text = "the server closed the connection"
-        elif isinstance(exc, asyncio.CancelledError):
-            text = "its start was cancelled"
-        elif isinstance(exc, FileNotFoundError):
+        if isinstance(exc, FileNotFoundError):
             text = f"cannot run {self.spec.command!r}: no such program (check command in {self.spec.where})"
-        elif isinstance(exc, ServerUnavailable):
-            text = str(exc)
+        elif isinstance(exc, PermissionError):
+            text = f"cannot run {self.spec.command!r}: permission denied"
+        elif isinstance(exc, ConnectionLost | ServerUnavailable):
+            return self.error or str(exc)
+        elif isinstance(exc, RemoteError):
+            text = f"it refused to start: {exc.message}"
+        elif isinstance(exc, OSError) and exc.strerror:
+            text = f"{type(exc).__name__}: {exc.strerror}"
         else:
-            text = _exception_text(exc)
-        tail = self._stderr_tail()
+            text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        return self._with_stderr(text)
+
+    def _with_stderr(self, text: str) -> str:
+        tail = self._transport.stderr_tail() if self._transport is not None else ""
         return f"{text}; its stderr ends: {tail}" if tail else text
 
-    def _stderr_tail(self) -> str:
-        stream = self._stderr
-        if stream is None or stream.closed:
-            return ""
-        try:
-            stream.flush()
-            stream.seek(0)
-            text = stream.read()[-STDERR_TAIL:]
-        except (OSError, ValueError):
-            return ""
-        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        return " | ".join(lines[-2:])
-
     async def aclose(self) -> None:
-        """End the connection (the SDK closes stdin, then ends the process group). Idempotent; bounded by
-        the SDK's own shutdown limits, and ``ProcessRegistry.terminate_all`` ends what is left."""
-        self._stop.set()
-        if self.state == "starting" and self._scope is not None:
-            self._scope.cancel()  # closing while it starts: no wait for the start-up timeout
-            self.state, self.error = "closed", "closed while starting"
-        task = self._task
-        if task is not None and not task.done():
-            await asyncio.wait({task})
-
-
-def _exception_text(exc: BaseException) -> str:
-    """The innermost useful message of ``exc`` (anyio groups wrap the real failure)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{type(exc).__name__}: {exc.strerror}"
-    text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
-        return "the server closed the connection"
-    return text.splitlines()[0][:300]
-
-
-def _remote(server: str, tool: mcp_types.Tool) -> RemoteTool:
-    hints = tool.annotations
-    return RemoteTool(
-        server=server,
-        name=tool.name,
-        description=tool.description or tool.title or "",
-        schema=dict(tool.input_schema),
-        read_only=bool(hints and hints.read_only_hint),
-        destructive=hints.destructive_hint if hints else None,
-        title=tool.title or (hints.title if hints else None),
-        open_world=hints.open_world_hint if hints else None,
-    )
-
-
-def _child_with_token(token: str) -> int | None:
-    import psutil
-
-    for child in psutil.Process().children():
-        try:
-            if child.environ().get(TOKEN_ENV) == token:
-                return child.pid
-        except (psutil.Error, OSError):
-            continue
-    return None
+        """End the connection: a stdio server's stdin is closed (the process registry ends what is
+        left), an HTTP session is deleted. Idempotent, bounded."""
+        if self.state in ("starting", "ready"):
+            self.error = "closed while starting" if self.state == "starting" else None
+            self.state = "closed"
+        self._rpc.close(f"the MCP server {self.name} was closed")
+        await self._tasks.aclose(CLOSE_BOUND)
+        if self._transport is not None:
+            await self._transport.aclose()

@@ -39,6 +39,31 @@ class RemoteTool(msgspec.Struct, frozen=True):
         return "other"
 
 
+class PromptArgument(msgspec.Struct, frozen=True):
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+class RemotePrompt(msgspec.Struct, frozen=True):
+    """A prompt a server offers (``prompts/list``): a custom command ``/mcp__SERVER__PROMPT ARGS``."""
+
+    server: str
+    name: str
+    description: str = ""
+    arguments: tuple[PromptArgument, ...] = ()
+
+
+class RemoteResource(msgspec.Struct, frozen=True):
+    """A resource a server offers (``resources/list``): mentioned as ``@SERVER:URI``."""
+
+    server: str
+    uri: str
+    name: str = ""
+    description: str = ""
+    mime_type: str | None = None
+
+
 class ServerStatus(msgspec.Struct, frozen=True):
     """One line of ``/mcp``, ``ink mcp list`` and the RPC ``mcp_list`` answer."""
 
@@ -49,6 +74,10 @@ class ServerStatus(msgspec.Struct, frozen=True):
     origin: str
     error: str | None
     tools: tuple[str, ...]  # the names the model sees
+    notes: tuple[str, ...] = ()  # what was left out of its lists, and why
+    read_only: tuple[str, ...] = ()  # its tools that say they only read (readOnlyHint): no question in ask
+    prompts: tuple[str, ...] = ()  # the commands its prompts became: mcp__SERVER__PROMPT
+    resources: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,4 +88,8 @@ class ServerStatus(msgspec.Struct, frozen=True):
             "origin": self.origin,
             "error": self.error,
             "tools": list(self.tools),
+            "readOnly": list(self.read_only),
+            "prompts": list(self.prompts),
+            "resources": self.resources,
+            "notes": list(self.notes),
         }

@@ -9,7 +9,6 @@ the adapter and used for the call.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 MAX_NAME = 64
@@ -24,6 +23,8 @@ def tool_name(server: str, tool: str) -> str:
     cleaned = _INVALID.sub("_", wanted)
     if cleaned == wanted and len(wanted) <= MAX_NAME:
         return wanted
+    import hashlib  # only for a name that must be made to fit
+
     digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_SUFFIX]
     return f"{cleaned[: MAX_NAME - _SUFFIX - 1]}_{digest}"
 

@@ -2,8 +2,8 @@
 
 The model sees ``mcp__SERVER__TOOL`` (``names``) with the server's JSON schema; the call goes out under
 the tool's real name. Read-only tools (the server's ``readOnlyHint``) may run concurrently with other
-safe calls. On abort the call's task is cancelled, which makes the SDK send ``notifications/cancelled``
-to the server, and the result says the call was interrupted, with the progress that had arrived (R19,
+safe calls. On abort the call's task is cancelled, which sends ``notifications/cancelled`` to the
+server, and the result says the call was interrupted, with the progress that had arrived (R19,
 R33). A server that does not let go is the scheduler's business: it abandons the call after the grace
 period (R20), and a late answer is never written to the history.
 """
@@ -26,18 +26,26 @@ MAX_PROGRESS_LINES = 20  # progress messages kept for an interrupted call's resu
 
 
 class Caller(Protocol):
-    """``ServerConnection.call``, as the adapter needs it (the connection imports the SDK)."""
+    """``ServerConnection.call``, as the adapter needs it."""
 
-    async def call(self, tool: str, args: Mapping[str, Any], progress: Any) -> Any: ...
+    async def call(self, tool: str, args: Mapping[str, Any], progress: Any) -> Mapping[str, Any]: ...
 
 
 class McpTool:
+    """``remote`` may be replaced when the server's tool list changes (same name, new description or
+    schema); ``offered`` is False once the server no longer lists the tool (a call then says so)."""
+
     def __init__(
-        self, remote: RemoteTool, server: Caller, on_result: Callable[[McpResult], None] | None = None
+        self,
+        remote: RemoteTool,
+        server: Caller,
+        on_result: Callable[[McpResult], None] | None = None,
+        name: str | None = None,
     ) -> None:
         self.remote = remote
-        self.name = tool_name(remote.server, remote.name)
-        self._server = server
+        self.name = name or tool_name(remote.server, remote.name)
+        self.offered = True
+        self.server = server
         self._on_result = on_result
 
     @property
@@ -65,21 +73,26 @@ class McpTool:
     async def run(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         from ink.mcp.connection import CallFailed, ServerUnavailable
 
+        if not self.offered:
+            return ToolOutput(
+                f"the MCP server {self.remote.server} no longer offers {self.name}", is_error=True
+            )
         progress: list[str] = []
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        def on_progress(done: float, total: float | None, message: str | None) -> None:
             line = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
-            progress[:] = [*progress, line][-MAX_PROGRESS_LINES:]
+            progress[:] = [*progress, line[:1000]][-MAX_PROGRESS_LINES:]
             ctx.on_update(line + "\n")  # a tool_update event for the user
 
         started = time.monotonic()
         try:
-            call = self._server.call(self.remote.name, args, on_progress)
+            call = self.server.call(self.remote.name, args, on_progress)
             outcome = await run_unless_aborted(call, ctx.signal)
         except (ServerUnavailable, CallFailed) as exc:
             return ToolOutput(f"{self.name} failed: {exc}", is_error=True)
         if outcome.aborted:
             return ToolOutput(self._interrupted(time.monotonic() - started, progress), True, True)
+        assert outcome.value is not None
         result = convert(outcome.value)
         if self._on_result is not None:
             self._on_result(result)

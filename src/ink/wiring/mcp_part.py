@@ -1,11 +1,16 @@
 """The MCP servers as an app part (docs/mcp.md): started in parallel when the app opens, their tools
-offered once ready, ended when it closes. ``ink.mcp`` (and the SDK) is imported only when a server is
-configured: this module is imported by ``default_parts`` only then."""
+offered once ready, ended when it closes. ``ink.mcp`` is imported only when a server is configured: this
+module is imported by ``default_parts`` only then.
+
+The app's tool registry holds every MCP tool of the session (and ``mcp_tool_search``); which of them a
+model call is given is the catalogue's ``offer``, asked at every model call: a tool a server stopped
+listing (``tools/list_changed``) is not offered from the next request on, and one it added joins the
+registry at once and is offered from the next run on.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ink.agent.abort import AbortSignal
@@ -15,8 +20,7 @@ from ink.wiring.parts import AppPart
 
 if TYPE_CHECKING:
     from ink.mcp.catalogue import McpCatalogue
-    from ink.mcp.manager import McpManager
-    from ink.mcp.tool import McpTool
+    from ink.mcp.manager import Elicitor, McpManager
     from ink.wiring.app import App
 
 
@@ -28,6 +32,14 @@ class McpPart(AppPart):
         self.starting: asyncio.Task[None] | None = None  # the servers' start, running or done
         self.catalogue: McpCatalogue | None = None  # every MCP tool, and which are offered
         self._app: App | None = None
+        self._elicitor: Elicitor | None = None
+
+    def ask_with(self, elicitor: Elicitor) -> None:
+        """A frontend that can put a server's question to the user (the TUI, RPC) says so here; without
+        one, every question is declined (print mode, batch, ACP)."""
+        self._elicitor = elicitor
+        if self.manager is not None:
+            self.manager.elicitor = elicitor
 
     async def start(self, app: App) -> None:
         """Start the servers, in parallel, as a command occupying the controller: input that arrives
@@ -41,6 +53,8 @@ class McpPart(AppPart):
         settings = app.settings
         approvals = McpApprovals(settings.ink_home)
         manager = McpManager(settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals)
+        manager.elicitor = self._elicitor
+        manager.on_change = self._changed
         self.manager, self._app = manager, app
         app.spared.append(manager.spared)  # the servers live as long as the app, not a run
         starting = self.starting = app.tasks.spawn(self._start_all(manager, app), "MCP servers start")
@@ -52,7 +66,7 @@ class McpPart(AppPart):
 
     async def _start_all(self, manager: McpManager, app: App) -> None:
         await manager.start()
-        self._add_tools(app, manager.tools())
+        self._register(app)
         statuses = manager.statuses()
         summary = "; ".join(
             f"{s.name}: {len(s.tools)} tools" if s.state == "ready" else f"{s.name}: {s.state}: {s.error}"
@@ -60,6 +74,19 @@ class McpPart(AppPart):
         )
         failed = any(s.state == "failed" for s in statuses)
         app.controller.emit(Notice(f"MCP servers: {summary}", "warning" if failed else "info"))
+        for status in statuses:
+            for note in status.notes:
+                app.controller.emit(Notice(f"MCP server {status.name}: {note}", "warning"))
+
+    def _changed(self, server: str) -> None:
+        """A server's list changed: new tools join the registry; the notice says what is offered now."""
+        manager, app = self.manager, self._app
+        if manager is None or app is None:
+            return
+        self._register(app)
+        count = len(manager.tools(server))
+        text = f"MCP server {server} changed its lists: {count} tools offered now"
+        app.controller.emit(Notice(text, "info"))
 
     def approve(self, name: str) -> str | None:
         """Remember the user's approval of the project's server ``name`` and start it in the background
@@ -79,26 +106,30 @@ class McpPart(AppPart):
 
         async def start_one() -> None:
             await manager.start_server(spec)
-            self._add_tools(app, manager.tools(spec.name))
+            self._register(app)
 
         app.tasks.spawn(start_one(), f"MCP server {name} start")
         return None
 
-    def _add_tools(self, app: App, tools: Sequence[McpTool]) -> None:
-        """MCP tools join the app's; past ``DEFER_ABOVE`` of them, their schemas are loaded on demand
-        through ``mcp_tool_search`` instead of being sent with every request (``ink.mcp.catalogue``)."""
+    def _register(self, app: App) -> None:
+        """MCP tools not yet in the app's registry join it; past ``DEFER_ABOVE`` of them, their schemas
+        are loaded on demand through ``mcp_tool_search`` (``ink.mcp.catalogue``)."""
         from ink.mcp.catalogue import McpCatalogue, ToolSearch
 
-        if not tools:
-            return
-        catalogue = self.catalogue
-        extra: list[Tool] = list(tools)
-        if catalogue is None:
-            catalogue = self.catalogue = McpCatalogue(tools)
-            extra += [ToolSearch(catalogue)] if catalogue.deferred else []
-        else:
-            catalogue.add(tools)
-        app.add_tools(extra, offer=catalogue.offer if catalogue.deferred else None)
+        assert self.manager is not None
+        every = self.manager.every_tool()
+        extra: list[Tool] = []
+        if self.catalogue is None:
+            if not every:
+                return
+            self.catalogue = McpCatalogue([])
+            extra.append(ToolSearch(self.catalogue))
+        known = set(map(id, self.catalogue.every))
+        fresh = [tool for tool in every if id(tool) not in known]
+        self.catalogue.add(fresh)
+        extra += fresh
+        if extra:
+            app.add_tools(extra, offer=self.catalogue.offer)
 
     async def aclose(self) -> None:
         """End every server (bounded by the kill delay; survivors are logged)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ink.config.mcp import SERVER_NAME, McpServerSpec
+from ink.config.mcp import McpServerSpec, server_name_problem
 
 
 class BadServer(ValueError):
@@ -29,8 +29,9 @@ def _server(entry: Any, index: int) -> McpServerSpec:
     if not isinstance(entry, Mapping):
         raise BadServer(f"{where} must be an object")
     name = entry.get("name")
-    if not isinstance(name, str) or not SERVER_NAME.match(name):
-        raise BadServer(f"{where}.name must be 1-64 letters, digits, _ or - (got {name!r})")
+    problem = server_name_problem(name)
+    if problem is not None or not isinstance(name, str):
+        raise BadServer(f"{where}.name: {problem}")
     kind = entry.get("type", "stdio")
     if kind == "http":
         url = entry.get("url")
