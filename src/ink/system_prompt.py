@@ -19,6 +19,7 @@ import msgspec
 
 from ink.ai.provider import ToolSpec
 from ink.ai.unicode import sendable_text
+from ink.regular_file import read_regular
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_CHARS = 40_000
@@ -131,12 +132,14 @@ def _instructions_section(files: Sequence[Path]) -> str:
 
 
 def _read_instructions(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    try:  # a FIFO or a device is never opened; of a huge file, only a head is read
+        read = read_regular(path, MAX_INSTRUCTION_CHARS * 4, cut=True)  # 4 bytes a character at most
     except OSError as exc:
         return f"(could not be read: {exc.strerror or exc})"
-    text = text.strip()
-    if len(text) > MAX_INSTRUCTION_CHARS:
+    text = read.data.decode("utf-8", "replace").strip()
+    if read.cut:
+        text = text[:MAX_INSTRUCTION_CHARS] + "\n[... the rest is not shown; read the file ...]"
+    elif len(text) > MAX_INSTRUCTION_CHARS:
         cut = len(text) - MAX_INSTRUCTION_CHARS
         text = text[:MAX_INSTRUCTION_CHARS] + f"\n[... {cut} more characters not shown; read the file ...]"
     return text or "(empty)"

@@ -19,12 +19,14 @@ from ink.config.catalogue import PROVIDERS
 from ink.config.errors import ConfigError
 from ink.config.keys import PROVIDER_KEYS, TABLE_KEYS, TOP_KEYS, Key
 from ink.config.rules import Effect, RuleText, parse_rule
+from ink.regular_file import read_regular
 
 if TYPE_CHECKING:
     from ink.config.hooks import HookSpec
     from ink.config.mcp import McpServerSpec
 
 FIX = "fix the file or remove it"
+MAX_CONFIG_BYTES = 1 << 20  # a config of a megabyte is a mistake or an attack, not settings
 
 
 class Located(NamedTuple):
@@ -55,18 +57,15 @@ def read_config_file(path: Path) -> ConfigFile | None:
 
 def read_config_bytes(path: Path) -> tuple[bytes, os.stat_result] | None:
     """The bytes of ``path`` and the status of the very file they were read from (so an ownership check
-    judges what was read, not what a racing rename put there later); None when it does not exist."""
+    judges what was read, not what a racing rename put there later); None when it does not exist. A FIFO,
+    a device or a file over ``MAX_CONFIG_BYTES`` is a ``ConfigError``, never opened or read whole."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        read = read_regular(path, MAX_CONFIG_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise ConfigError(f"config error: {path}: cannot read it ({exc.strerror}) — {FIX}") from exc
-    try:
-        with os.fdopen(fd, "rb") as file:
-            return file.read(), os.fstat(file.fileno())
-    except OSError as exc:
-        raise ConfigError(f"config error: {path}: cannot read it ({exc.strerror}) — {FIX}") from exc
+    return read.data, read.status
 
 
 def parse_config(path: Path, raw: bytes) -> ConfigFile:

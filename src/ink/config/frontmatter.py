@@ -18,7 +18,10 @@ from pathlib import Path
 
 import msgspec
 
+from ink.regular_file import read_regular
+
 Value = str | list[str]
+MAX_MARKDOWN_BYTES = 1 << 20  # a command's prompt or an agent type's system prompt: far more than any needs
 
 
 class FrontMatterError(ValueError):
@@ -48,8 +51,10 @@ class MarkdownDoc(msgspec.Struct, frozen=True):
 
 
 def read_markdown(path: Path) -> MarkdownDoc:
-    """Raises ``OSError`` when unreadable, ``FrontMatterError`` when the block is malformed."""
-    return parse_markdown(path, path.read_text(encoding="utf-8", errors="replace"))
+    """Raises ``OSError`` when unreadable, not a regular file (a FIFO, a device: never opened) or larger
+    than ``MAX_MARKDOWN_BYTES``, ``FrontMatterError`` when the block is malformed."""
+    data = read_regular(path, MAX_MARKDOWN_BYTES).data
+    return parse_markdown(path, data.decode("utf-8", errors="replace"))
 
 
 def parse_markdown(path: Path, text: str) -> MarkdownDoc:

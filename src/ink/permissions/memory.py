@@ -24,11 +24,13 @@ from pathlib import Path
 
 from ink.config.errors import ConfigError
 from ink.config.rules import RuleText, parse_rule
+from ink.regular_file import read_regular
 from ink.store.paths import PRIVATE_FILE
 from ink.store.trust import TrustRecord, write_atomically
 
 FILE_NAME = "permissions.toml"
 TRUST_FILE = "trusted-permissions.json"
+MAX_FILE_BYTES = 1 << 20  # thousands of rules
 HEADER = """\
 # Written by ink: the "always allow" answers for this project. ink reads this file only while it is
 # exactly as ink wrote it (its digest is kept in $INK_HOME/trusted-permissions.json), so a copy that came
@@ -45,7 +47,7 @@ class PermissionMemory:
     def load(self) -> tuple[list[RuleText], str | None]:
         """The remembered allow rules, and a warning when a file exists that ink will not use."""
         try:
-            data = self.path.read_bytes()
+            data = read_regular(self.path, MAX_FILE_BYTES).data  # a FIFO or a device is never opened
         except FileNotFoundError:
             return [], None
         except OSError as exc:

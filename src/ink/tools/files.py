@@ -20,6 +20,8 @@ from pathlib import Path
 
 import msgspec
 
+from ink.regular_file import read_regular
+
 SAMPLE_BYTES = 8192
 _CONTROL = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x20)) | {0x7F}
 
@@ -104,6 +106,7 @@ def _read_umask() -> int:
 
 # -- opening the checked path once -----------------------------------------------------------------
 
+MAX_PINNED_READ = 64 << 20  # a file edit reads whole (text, then its edited copy, then the bytes)
 MAX_SYMLINKS = 40  # as the kernel: more links on one path is a loop
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -134,10 +137,10 @@ class PinnedFile(msgspec.Struct):
         except FileNotFoundError:
             return None
 
-    def read_bytes(self) -> bytes:
-        fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=self.folder)
-        with os.fdopen(fd, "rb") as file:
-            return file.read()
+    def read_bytes(self, limit: int = MAX_PINNED_READ) -> bytes:
+        """The file's bytes; a FIFO or a device is refused without being opened (``NotRegularFile``), a
+        file over ``limit`` without being read (``FileTooLarge``)."""
+        return read_regular(self.name, limit, follow_symlinks=False, dir_fd=self.folder).data
 
 
 def pin(root: Path, given: str, *, create_folders: bool = False) -> PinnedFile:

@@ -13,10 +13,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from ink.regular_file import read_regular
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 ALWAYS_HIDDEN = frozenset({".git"})
+MAX_IGNORE_BYTES = 256 << 10  # the head of a larger file: pathspec compiles ~5,000 patterns a second
+MAX_PATTERN_CHARS = 4096  # PATH_MAX: a longer pattern matches no path, and compiling it is slow
 
 
 class _Rules(msgspec.Struct, frozen=True):
@@ -80,11 +84,15 @@ def _between(anchor: Path, folder: Path) -> list[Path]:
 
 
 def _load(file: Path, base: Path) -> _Rules | None:
-    try:
-        text = file.read_text(encoding="utf-8", errors="replace")
+    try:  # a FIFO or a device is never opened; of a huge file, the rules of its head
+        text = read_regular(file, MAX_IGNORE_BYTES, cut=True).data.decode("utf-8", "replace")
     except OSError:
         return None
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#") and len(line) <= MAX_PATTERN_CHARS
+    ]
     from pathspec import GitIgnoreSpec  # ~10 ms: imported when a listing first needs it
 
     return _Rules(base, GitIgnoreSpec.from_lines(lines)) if lines else None

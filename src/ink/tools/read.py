@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
+from ink.regular_file import open_regular
 from ink.tools.base import BaseTool, arg_str, error, get_int, get_str, object_schema
 from ink.tools.files import SAMPLE_BYTES, BinaryFile, describe_os_error, sniff_encoding
 from ink.tools.limits import MAX_LINE_CHARS, MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, utf8_len
@@ -76,7 +77,7 @@ class ReadTool(BaseTool):
                 return error(
                     f"{shown} is not a regular file (a device, socket or pipe); read shows files only."
                 )
-            with open(path, "rb") as stream:
+            with open_regular(path) as stream:  # swapped for a FIFO since the stat: refused, no wait
                 return _render(stream, shown, offset, limit, info.st_size)
         except OSError as exc:
             return error(describe_os_error(exc, shown) + _missing_hint(exc, path))

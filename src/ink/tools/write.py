@@ -11,6 +11,7 @@ from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.ai.details import MAX_KEPT_TEXT, FileDiff, file_diff
+from ink.regular_file import read_regular
 from ink.tools.base import BaseTool, arg_str, error, get_str, object_schema
 from ink.tools.edit import unified_diff
 from ink.tools.files import PinnedFile, describe_os_error, pin, write_pinned
@@ -100,9 +101,7 @@ def _pinned_text(target: PinnedFile, status: os.stat_result | None) -> str | Non
 def current_text(path: Path) -> str | None:
     """The UTF-8 text of the file at ``path``; None when it does not exist, is too large to keep whole
     (``MAX_KEPT_TEXT``) or is not text."""
-    try:
-        if os.path.getsize(path) > MAX_KEPT_TEXT:
-            return None
-        return path.read_text(encoding="utf-8")
+    try:  # describe runs on the event loop: a FIFO is never opened, a large file never read
+        return read_regular(path, MAX_KEPT_TEXT).data.decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return None

@@ -24,6 +24,7 @@ import msgspec
 
 from ink.ai.messages import ToolImage
 from ink.ai.models import lookup
+from ink.regular_file import FileTooLarge, read_regular
 from ink.tools.ignore import IgnoreRules
 
 MENTION = re.compile(r"(?<!\S)@((?:[^\s\\]|\\ )+)")
@@ -108,11 +109,10 @@ def _image(path: Path, typed: str, model: str) -> tuple[ToolImage | None, str]:
     if not lookup(model).images:
         return None, f"{typed}: {model or 'this model'} does not take images; the image was not sent"
     try:
-        size = path.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            limit = MAX_IMAGE_BYTES // (1024 * 1024)
-            return None, f"{typed}: the image is over the {limit} MB a model accepts; not sent"
-        data = path.read_bytes()
+        data = read_regular(path, MAX_IMAGE_BYTES).data  # a FIFO or a device is never opened
+    except FileTooLarge:
+        limit = MAX_IMAGE_BYTES // (1024 * 1024)
+        return None, f"{typed}: the image is over the {limit} MB a model accepts; not sent"
     except OSError as exc:
         return None, f"{typed}: cannot read the image ({exc.strerror or exc}); not sent"
     mime = IMAGE_TYPES[path.suffix.lower()]
@@ -136,15 +136,14 @@ def shown_prompt(prompt: str) -> str:
 
 
 def _file_text(path: Path) -> str | None:
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
+    try:  # a FIFO or a device is never opened (the open of a FIFO would wait for a writer)
+        read = read_regular(path, MAX_FILE_BYTES, cut=True)
     except OSError:
         return None
-    if b"\0" in data[:8192]:
+    if b"\0" in read.data[:8192]:
         return None
-    text = data[:MAX_FILE_BYTES].decode("utf-8", "replace")
-    if len(data) > MAX_FILE_BYTES:
+    text = read.data.decode("utf-8", "replace")
+    if read.cut:
         text += f"\n… (cut at {MAX_FILE_BYTES // 1024} KB; read the file for the rest)"
     return text
 
