@@ -20,7 +20,8 @@ from bench.rpc_throughput import Ink, project
 COMMAND = "touch started; sleep 100 & sleep 100"
 
 
-def measure(runs: int) -> dict[str, list[float]]:
+def measure(runs: int, extra: tuple[str, ...] = (), label: str = "") -> dict[str, list[float]]:
+    """``extra``: more flags for ink (``--sandbox off``); ``label`` is added to the row's name."""
     from tests.fakeserver import server as fake
 
     fake._Handler.disable_nagle_algorithm = True  # as real services (see startup_and_turn.without_nagle)
@@ -28,7 +29,7 @@ def measure(runs: int) -> dict[str, list[float]]:
     with FakeModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         argv = [sys.executable, "-m", "ink", "--mode", "rpc", "--no-session", "--permission-mode", "yolo"]
-        argv += ["--base-url", server.openai_base_url, "--api-key", "k"]
+        argv += ["--base-url", server.openai_base_url, "--api-key", "k", *extra]
         ink = Ink(server.openai_base_url, "openai", work, argv)
         ink.send({"type": "get_state", "id": "s"})
         ink.read_until(b'"get_state"')
@@ -54,4 +55,4 @@ def measure(runs: int) -> dict[str, list[float]]:
             if n:  # the first warms the abort path's imports
                 latencies.append(took * 1000)
         ink.close()
-    return {"abort -> run_end, bash running (RPC)": latencies}
+    return {f"abort -> run_end, bash running (RPC){label}": latencies}

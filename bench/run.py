@@ -18,6 +18,7 @@ BENCHES = {
     "checkpoints": "bench.checkpoints",
     "tui-keys": "bench.tui_keys",
     "local": "bench.local_model",
+    "sandbox": "bench.sandbox",
 }
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ink.config import Invocation, Mode, Settings
     from ink.redaction import Redactor
 
-SUBCOMMANDS = ("acp", "sessions", "models", "mcp")
+SUBCOMMANDS = ("acp", "sessions", "models", "mcp", "sandbox")
 MODEL_MODES = ("tui", "print", "rpc", "acp")  # modes that talk to a model: key and URL are checked
 FRONTEND_MODULES = {
     "tui": "ink.frontends.tui",
@@ -36,6 +36,7 @@ FRONTEND_MODULES = {
     "sessions": "ink.frontends.sessions",
     "models": "ink.frontends.models",
     "mcp": "ink.frontends.mcp",
+    "sandbox": "ink.frontends.sandbox",
 }
 
 
@@ -108,6 +109,13 @@ def _main(args: list[str], redactor: Redactor) -> int:
         if starter is None:
             return _fail(f"{problem}{_STARTER_HINT if _runtime_missing() else ''}", 2)
         settings = starter
+    if invocation.mode in MODEL_MODES:
+        from ink.sandbox import SandboxRefused
+
+        try:
+            settings = _with_sandbox_mode(settings)
+        except SandboxRefused as exc:  # R39: a sandbox the user asked for never quietly turns into none
+            return _fail(str(exc), 2)
     return _start(module_name, settings, invocation, redactor)
 
 
@@ -139,6 +147,19 @@ def _runtime_missing() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("xllamacpp") is None
+
+
+def _with_sandbox_mode(settings: Settings) -> Settings:
+    """The settings with the sandbox mode this process runs with (R41): the one asked for, which must
+    start, or the default, which falls back to ``off`` with one notice where it cannot."""
+    from msgspec.structs import replace
+
+    from ink.wiring.sandboxing import resolved_mode
+
+    mode, notice = resolved_mode(settings)
+    if notice is not None:
+        print(f"ink: {notice}", file=sys.stderr)
+    return replace(settings, sandbox=replace(settings.sandbox, mode=mode))
 
 
 def _start(module_name: str, settings: Settings, invocation: Invocation, redactor: Redactor) -> int:
@@ -227,6 +248,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         allow=tuple(ns.allow or ()),
         deny=tuple(ns.deny or ()),
         model_path=ns.model_path,
+        sandbox=ns.sandbox,
     )
     return load_settings(flags, os.environ, Path.cwd())
 
@@ -271,7 +293,8 @@ def _new_parser() -> argparse.ArgumentParser:
         description="A coding agent for the terminal with first-class run control.",
         epilog="Subcommands: 'ink acp' (Agent Client Protocol over stdio), 'ink sessions' (list "
         "sessions of this directory), 'ink models' (providers and their models), 'ink batch TASKS.jsonl "
-        "--out DIR' (many headless runs: docs/batch.md), 'ink mcp list' (MCP servers and their tools). "
+        "--out DIR' (many headless runs: docs/batch.md), 'ink mcp list' (MCP servers and their tools), "
+        "'ink sandbox check' (what the sandbox can do here). "
         "Settings and their precedence: docs/config.md.",
         allow_abbrev=False,
     )
@@ -281,6 +304,7 @@ def _parser() -> argparse.ArgumentParser:
     from ink import __version__
     from ink.config.catalogue import provider_names
     from ink.config.keys import PERMISSION_MODES
+    from ink.config.sandbox import SANDBOX_MODES
     from ink.vocabulary import TAKE_MODES
 
     p = _new_parser()
@@ -306,6 +330,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--steering-mode", choices=TAKE_MODES, help="steer messages taken at once")
     p.add_argument("--follow-up-mode", choices=TAKE_MODES, help="follow-ups taken at once")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, help="what tools may do unasked")
+    p.add_argument(
+        "--sandbox", choices=SANDBOX_MODES, help="what commands may touch (default: workspace-write)"
+    )
     p.add_argument("--allow", metavar="RULE", action="append", help='run unasked: "bash(npm test)"')
     p.add_argument("--deny", metavar="RULE", action="append", help='never run: "bash(git push *)"')
     p.add_argument("--session-dir", metavar="DIR", help="where sessions are kept")
@@ -355,8 +382,8 @@ def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
     words: list[str] = ns.prompt
     sub = words[0] if words and words[0] in SUBCOMMANDS and not _after_dashdash(args, words[0]) else None
     if sub is not None:
-        if sub == "mcp":  # ink mcp list | ink mcp approve NAME
-            return Invocation("mcp", " ".join(words[1:]) or None)
+        if sub in ("mcp", "sandbox"):  # ink mcp list | ink mcp approve NAME | ink sandbox check
+            return Invocation(sub, " ".join(words[1:]) or None)  # type: ignore[arg-type]
         if len(words) > 1:
             raise UsageError(f"'ink {sub}' takes no prompt (got {' '.join(words[1:])!r})")
         if ns.print or ns.mode:

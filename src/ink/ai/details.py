@@ -41,7 +41,19 @@ class ExitStatus(msgspec.Struct, frozen=True):
     json_always: ClassVar[tuple[str, ...]] = ("exit_code",)  # written as null when None (ink.ai.jsonform)
 
 
-ToolDetail: TypeAlias = FileDiff | ExitStatus
+class SandboxReport(msgspec.Struct, frozen=True):
+    """What the sandbox did to a command (R41). ``sandbox``: ``"denied"`` when it refused something the
+    command tried (``kind``: ``write``, ``read``, ``network`` or ``signal``; ``target``: the path, process or
+    error line), ``"error"`` when it could not be set up and nothing ran, ``"off"`` when the call ran
+    outside it with the user's leave."""
+
+    sandbox: Literal["denied", "error", "off"]
+    kind: str = ""
+    target: str = ""
+    type: Literal["sandbox"] = "sandbox"
+
+
+ToolDetail: TypeAlias = FileDiff | ExitStatus | SandboxReport
 
 
 def file_diff(path: str, before: str | None, after: str, unified: str) -> FileDiff:
@@ -65,6 +77,11 @@ def detail_from_json(data: Mapping[str, Any]) -> ToolDetail:
             return ExitStatus(
                 code, _text(data.get("signal")), bool(data.get("timedOut")), bool(data.get("interrupted"))
             )
+        case "sandbox":
+            verdict = data.get("sandbox")
+            if verdict not in ("denied", "error", "off"):
+                raise ValueError(f"unknown sandbox verdict {verdict!r}")
+            return SandboxReport(verdict, str(data.get("kind") or ""), str(data.get("target") or ""))
         case other:
             raise ValueError(f"unknown tool detail type {other!r}")
 

@@ -47,6 +47,9 @@ class ConfigFile(msgspec.Struct, frozen=True):
     # [mcp.servers.NAME], in file order
     mcp_servers: list[McpServerSpec] = msgspec.field(default_factory=list)
     tables: dict[str, dict[str, Located]] = msgspec.field(default_factory=dict)  # ``TABLE_KEYS``' tables
+    sandbox: dict[str, tuple[Any, str]] = msgspec.field(
+        default_factory=dict
+    )  # [sandbox]: key -> (value, where)
 
 
 def read_config_file(path: Path) -> ConfigFile | None:
@@ -125,6 +128,9 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
         if name in TABLE_KEYS:
             result.tables[name] = _check_table(path, text, name, value)
             continue
+        if name == "sandbox":
+            result.sandbox.update(_check_sandbox(path, text, value))
+            continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result
 
@@ -171,6 +177,18 @@ def _check_table(path: Path, text: str, name: str, value: Any) -> dict[str, Loca
         where = f"{path}:{_line_of(text, (name,), key)}"
         checked[key] = Located(_check(TABLE_KEYS[name], key, item, where, f"[{name}] table"), where)
     return checked
+
+
+def _check_sandbox(path: Path, text: str, value: Any) -> dict[str, tuple[Any, str]]:
+    from ink.config.sandbox import check_sandbox_table
+
+    try:
+        checked = check_sandbox_table(value, f"{path}:{_line_of(text, (), 'sandbox')}")
+    except ConfigError as exc:
+        raise ConfigError(f"config error: {exc} — {FIX}") from None
+    return {
+        name: (item, f"{path}:{_line_of(text, ('sandbox',), name)}") for name, (item, _) in checked.items()
+    }
 
 
 PERMISSION_KEYS: tuple[Effect, ...] = ("allow", "deny")

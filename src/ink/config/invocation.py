@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models", "mcp"]
+Mode = Literal["tui", "print", "rpc", "acp", "sessions", "models", "mcp", "sandbox"]
 OutputFormat = Literal["text", "stream-json"]
 
 

@@ -48,6 +48,7 @@ from ink.config.keys import (
 from ink.config.notify import NotifySettings, resolve_notify
 from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
+from ink.config.sandbox import SandboxSettings, resolve_sandbox
 from ink.vocabulary import TakeMode
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class Flags(msgspec.Struct, frozen=True):
     allow: tuple[str, ...] = ()  # --allow RULE, repeatable
     deny: tuple[str, ...] = ()  # --deny RULE, repeatable
     model_path: str | None = None  # --model-path FILE.gguf (with --provider local)
+    sandbox: str | None = None  # --sandbox read-only|workspace-write|off
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -130,6 +132,7 @@ class Settings(msgspec.Struct, frozen=True):
     notify: NotifySettings = msgspec.field(default_factory=NotifySettings)  # [notify] (R46)
     # ${VAR} in MCP env, headers; never in the repr
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
+    sandbox: SandboxSettings = SandboxSettings()  # [sandbox] and --sandbox (ink.config.sandbox)
 
     def __repr__(self) -> str:
         """Every field but the secret ones: a settings object in a log or a traceback shows no key."""
@@ -178,6 +181,9 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
     servers = mcp_servers(user, project)
     notify = resolve_notify(user, project, warnings)  # before ``warnings`` is frozen below
+    sandbox = resolve_sandbox(
+        flags.sandbox, user.sandbox if user else {}, project.sandbox if project else {}, cwd, warnings
+    )
     return Settings(
         provider=provider.value,
         model=model.value,
@@ -212,6 +218,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         mcp_servers=servers,
         notify=notify,
         env=dict(env) if servers else {},
+        sandbox=sandbox,
     )
 
 
@@ -371,7 +378,9 @@ def _without_untrusted(project: ConfigFile, user: ConfigFile | None, warnings: l
         else:
             rules.append(rule)
     servers = [replace(spec, origin="project") for spec in project.mcp_servers]
-    return ConfigFile(project.path, top, providers, rules, project.hooks, servers, project.tables)
+    return ConfigFile(
+        project.path, top, providers, rules, project.hooks, servers, project.tables, project.sandbox
+    )
 
 
 def _project_hooks(project: ConfigFile | None) -> tuple[HookSpec, ...]:

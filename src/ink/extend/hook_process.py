@@ -30,6 +30,7 @@ import msgspec
 from ink.agent.abort import AbortSignal
 from ink.config.hooks import HookEvent, HookSpec
 from ink.extend.hook_stderr import StderrPipe
+from ink.sandbox import Sandbox
 from ink.tools.processes import ProcessRegistry
 from ink.tools.shell import run_process
 from ink.vocabulary import Verdict
@@ -93,10 +94,13 @@ async def run_hook(
     signal: AbortSignal,
     processes: ProcessRegistry,
     kill_delay: float,
+    sandbox: Sandbox | None = None,
 ) -> HookAnswer:
-    """Never raises for how the hook ended: the answer says it."""
+    """Never raises for how the hook ended: the answer says it. With ``sandbox`` the hook runs in it
+    (R41), its scratch files where the sandbox lets it write them."""
     stdout = _Stdout()
-    with tempfile.TemporaryDirectory(prefix="ink-hook-") as scratch:
+    temporary = sandbox.temporary if sandbox is not None else None
+    with tempfile.TemporaryDirectory(prefix="ink-hook-", dir=temporary) as scratch:
         stdin = Path(scratch) / "event.json"
         stdin.write_text(json.dumps(event, ensure_ascii=False), encoding="utf-8")
         bash = shutil.which("bash") or "/bin/bash"
@@ -114,6 +118,7 @@ async def run_hook(
                     on_output=stdout,
                     label=f"{hook.event} hook: {hook.command}",
                     env=env,
+                    confinement=sandbox.confinement() if sandbox is not None else None,
                 )
         except OSError as exc:
             return HookAnswer(problem=f"{hook.label} could not start: {exc.strerror or exc}")

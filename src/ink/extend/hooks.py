@@ -43,6 +43,7 @@ from ink.extend.hook_events import (
     tool_response,
 )
 from ink.extend.hook_process import HookAnswer, run_hook
+from ink.sandbox import Sandbox
 from ink.tools.processes import ProcessRegistry
 from ink.vocabulary import Verdict
 
@@ -56,6 +57,7 @@ class HookContext(msgspec.Struct, frozen=True):
     notify: Callable[[str], None]
     session: Callable[[], tuple[str | None, Path | None]]
     hand_back: Callable[[Sequence[str], str], None]  # prompts a hook refused: back to the user
+    sandbox: Sandbox | None = None  # hooks run in it (R41)
 
 
 class HookSet:
@@ -97,7 +99,7 @@ class HookSet:
     async def _one(self, hook: HookSpec, payload: Mapping[str, Any], signal: AbortSignal) -> HookAnswer:
         """One hook's answer, its notes shown. A pre_tool hook's problem is a denial (R39: fail closed)."""
         ctx = self._ctx
-        answer = await run_hook(hook, payload, ctx.cwd, signal, ctx.processes, ctx.kill_delay)
+        answer = await run_hook(hook, payload, ctx.cwd, signal, ctx.processes, ctx.kill_delay, ctx.sandbox)
         for note in (answer.problem, answer.message):
             if note:
                 ctx.notify(note)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from ink.agent.tool import Tool
+from ink.sandbox import Sandbox
 from ink.tools.bash import BashTool, format_shell_result
 from ink.tools.edit import EditTool
 from ink.tools.glob import GlobTool
@@ -28,14 +29,16 @@ def default_tools(
     processes: ProcessRegistry,
     *,
     kill_delay: float = DEFAULT_KILL_DELAY,
+    sandbox: Sandbox | None = None,
 ) -> list[Tool]:
-    """The standard tools for ``cwd``: read, write, edit, bash, grep, glob, ls (in that order)."""
+    """The standard tools for ``cwd``: read, write, edit, bash, grep, glob, ls (in that order). bash runs
+    its commands in ``sandbox`` (``ink.sandbox``) when given."""
     workspace = as_workspace(cwd)
     return [
         ReadTool(workspace),
         WriteTool(workspace),
         EditTool(workspace),
-        BashTool(workspace, processes, kill_delay=kill_delay),
+        BashTool(workspace, processes, kill_delay=kill_delay, sandbox=sandbox),
         GrepTool(workspace, processes, kill_delay=kill_delay),
         GlobTool(workspace),
         LsTool(workspace),

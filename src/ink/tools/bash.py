@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
-from ink.ai.details import ExitStatus
+from ink.ai.details import ExitStatus, SandboxReport, ToolDetail
+from ink.sandbox import Sandbox, SandboxUnavailable, explain
 from ink.tools.base import BaseTool, arg_str, get_number, get_str, object_schema, shorten
 from ink.tools.limits import MAX_OUTPUT_BYTES
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
@@ -55,17 +56,21 @@ class BashTool(BaseTool):
         workspace: Workspace,
         processes: ProcessRegistry,
         kill_delay: float = DEFAULT_KILL_DELAY,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._workspace = workspace
         self._processes = processes
         self._kill_delay = kill_delay
+        self._sandbox = sandbox
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         command = get_str(args, "command")
         timeout = min(get_number(args, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
         if not command.strip():
             return ToolOutput("The command is empty.", is_error=True)
+        sandbox = self._sandbox
         try:
+            confinement = sandbox.confinement() if sandbox is not None else None
             result = await run_shell(
                 command,
                 self._workspace.root,
@@ -74,13 +79,22 @@ class BashTool(BaseTool):
                 timeout,
                 kill_delay=self._kill_delay,
                 on_output=ctx.on_update,
+                confinement=confinement,
             )
+        except SandboxUnavailable as exc:  # R39: nothing runs uncontained because the sandbox failed
+            report = SandboxReport("error", target=str(exc))
+            return ToolOutput(f"Not run: {exc}. Nothing was started.", is_error=True, details=(report,))
         except OSError as exc:
             return ToolOutput(f"Cannot start bash in {self._workspace.root}: {exc}", is_error=True)
         text = format_shell_result(result, ctx.signal.reason)
         status = ExitStatus(result.exit_code, result.signal_name, result.timed_out, result.interrupted)
+        details: tuple[ToolDetail, ...] = (status,)
+        denial = sandbox.denial(result.output, self._workspace.root) if confinement and sandbox else None
+        if denial is not None and sandbox is not None:
+            text += "\n" + explain(denial, sandbox.policy)
+            details += (SandboxReport("denied", denial.kind, denial.target),)
         return ToolOutput(
-            text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=(status,)
+            text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=details
         )
 
 

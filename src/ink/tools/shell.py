@@ -16,6 +16,7 @@ import asyncio
 import codecs
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -23,6 +24,7 @@ import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
+from ink.sandbox import Confinement, SandboxUnavailable
 from ink.tools import orphans
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from ink.tools.output import HeadTailBuffer
@@ -90,6 +92,7 @@ async def run_shell(
     *,
     kill_delay: float = DEFAULT_KILL_DELAY,
     on_output: OutputCallback | None = None,
+    confinement: Confinement | None = None,
 ) -> ShellResult:
     """Run ``command`` with ``bash -c`` in ``cwd``; see ``run_process`` for the contract."""
     bash = shutil.which("bash") or "/bin/bash"
@@ -103,6 +106,7 @@ async def run_shell(
         kill_delay=kill_delay,
         on_output=on_output,
         label=command,
+        confinement=confinement,
     )
 
 
@@ -119,6 +123,7 @@ async def run_process(
     label: str | None = None,
     env: Mapping[str, str] | None = None,
     keep_tail: bool = True,
+    confinement: Confinement | None = None,
 ) -> ShellResult:
     """Run ``argv`` until it exits, ``signal`` aborts, or ``timeout`` seconds pass.
 
@@ -127,13 +132,16 @@ async def run_process(
     ``output_cap`` bytes keeps its head and tail (only the head with ``keep_tail=False``). Raises ``OSError``
     when the program cannot be started (missing program or ``cwd``); never raises for how it ended.
     If the calling task is cancelled, the tree is sent SIGKILL at once (no waiting) and stays in
-    ``registry`` so that ``terminate_all`` can report it.
+    ``registry`` so that ``terminate_all`` can report it. With a ``confinement`` the command and all it
+    starts run in the sandbox (``ink.sandbox``); one that cannot be entered raises ``SandboxUnavailable``
+    (an ``OSError``) and nothing runs (R39).
     """
     if signal.aborted:
         return ShellResult("", None, True, False, None, 0.0)
     buffer = HeadTailBuffer(output_cap, MAX_OUTPUT_LINES, keep_tail)
     token = registry.new_token()
-    full_env = {**os.environ, **SHELL_ENV, **(env or {}), TOKEN_ENV: token}
+    sandbox_env = confinement.env if confinement is not None else {}
+    full_env = {**os.environ, **SHELL_ENV, **sandbox_env, **(env or {}), TOKEN_ENV: token}
     started = time.monotonic()
     orphans.ensure()
     read_fd, write_fd = os.pipe()
@@ -146,7 +154,11 @@ async def run_process(
             cwd=cwd,
             env=full_env,
             start_new_session=True,
+            preexec_fn=confinement.preexec() if confinement is not None else None,
         )
+    except subprocess.SubprocessError as exc:  # only the sandbox runs code in the child
+        os.close(read_fd)
+        raise SandboxUnavailable(f"the sandbox could not be entered ({exc})") from None
     except BaseException:
         os.close(read_fd)
         raise

@@ -23,6 +23,7 @@ from ink.extend.task import SubAgents
 from ink.run.compaction import Compactor
 from ink.run.controller import QueueError, RunController, Submitted
 from ink.run.usage import UsageTotals
+from ink.sandbox import Sandbox, no_sandbox
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
@@ -62,6 +63,7 @@ class App:
         agents: SubAgents | None = None,
         parts: Sequence[AppPart] = (),
         checkpoints: SessionCheckpoints | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.settings = settings
         self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
@@ -79,6 +81,7 @@ class App:
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
         self.checkpoints = checkpoints  # of the workspace, for rewind (docs/rewind.md)
+        self.sandbox = sandbox or no_sandbox(settings.cwd)  # what commands run in (ink.sandbox, R41)
         self.spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app
         self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
         self._closed = False
@@ -265,6 +268,7 @@ class App:
             log.warning(
                 "process %s (%s) is still running: %s", survivor.pid, survivor.command, survivor.reason
             )
+        self.sandbox.close()  # after its commands ended: read-only's private temporary folder goes
         for straggler in await self.tasks.aclose(TASKS_BOUND):
             log.warning("task %s did not end within %.0f s of being cancelled", straggler.name, TASKS_BOUND)
         for provider in (*self._retired, self.provider):

@@ -37,9 +37,11 @@ from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEvent, Survivor
 from ink.run.permissions import PermissionBroker
 from ink.run.usage import UsageTotals
+from ink.sandbox import Sandbox
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.app import App
+from ink.wiring.sandboxing import build_sandbox
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
@@ -96,6 +98,7 @@ def build_app(
     change files, and asked for the files an aborted run changed (its receipt)."""
     sessions, handle, history = open_session(settings, session)
     processes = ProcessRegistry()
+    sandbox = build_sandbox(settings)
     tasks = Tasks()
 
     def emit(event: RunEvent) -> None:
@@ -107,7 +110,9 @@ def build_app(
     timeout = settings.permission_timeout
     broker = PermissionBroker(emit, timeout if timeout > 0 else None)
     hooks = (
-        build_hooks(settings, processes, broker if can_ask else None, notify, lambda: app, lambda: controller)
+        build_hooks(
+            settings, processes, broker if can_ask else None, notify, lambda: app, lambda: controller, sandbox
+        )
         if settings.hooks
         else None
     )
@@ -123,7 +128,7 @@ def build_app(
     gate = rewind.gate(limit) if rewind is not None else limit  # first in the chain: see ink.rewind
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
     agents, task = build_task_tool(settings, lambda: controller.setup, emit, lambda: app.session)
-    tools = (*build_tools(settings, processes), task)
+    tools = (*build_tools(settings, processes, sandbox), task)
     usage = _usage_totals(handle)
     prompt = build_system_prompt([t.spec for t in tools], Environment.detect(settings.cwd))
     compactor = build_compactor(settings, provider, prompt, tools, usage)
@@ -174,6 +179,7 @@ def build_app(
         agents=agents,
         parts=parts,
         checkpoints=rewind,
+        sandbox=sandbox,
     )
     return app
 
@@ -214,6 +220,7 @@ def build_hooks(
     notify: Callable[[str], None],
     app: Callable[[], App],
     controller: Callable[[], RunController],
+    sandbox: Sandbox | None = None,
 ) -> HookSet:
     """The configured hooks (docs/hooks.md) for the loop's seams. They run in the app's process registry
     (an abort kills them, R35) and report problems as warning notices."""
@@ -228,7 +235,7 @@ def build_hooks(
         notify(f"a user_prompt hook refused the input: {reason}")
         controller().hand_back(input_ids)
 
-    context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session, hand_back)
+    context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session, hand_back, sandbox)
     approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify)
     return HookSet(settings.hooks, context, approval)
 
@@ -364,10 +371,10 @@ def build_provider(settings: Settings) -> Provider:
     )
 
 
-def build_tools(settings: Settings, processes: ProcessRegistry) -> list[Tool]:
+def build_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox | None = None) -> list[Tool]:
     from ink.tools import default_tools
 
-    return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay))
+    return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox))
 
 
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}  # Anthropic budget_tokens per level

@@ -1,0 +1,116 @@
+"""Telling a sandbox denial from a bug: reading a confined command's output for what was refused.
+
+Landlock and the network filter answer with ordinary errors (EACCES "Permission denied", EPERM
+"Operation not permitted", ENETUNREACH "Network is unreachable"), which the command prints its own way.
+The lines that quote such an error are read for the path they name, and the path is judged against the
+policy: a secret folder is a read the sandbox refused; a path outside the writable folders that ink
+itself could write is a write the sandbox refused; a path inside them, or one ink could not write either,
+is the command's own problem, and nothing is claimed. With the network off, network errors are the
+sandbox's. Signals refused to processes outside are named too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from ink.sandbox.policy import SandboxPolicy
+
+DenialKind = Literal["write", "read", "network", "signal"]
+_REFUSALS = ("Permission denied", "Operation not permitted", "Read-only file system")
+_QUOTED = re.compile(r"""['‘"`](?P<path>[^'’"`\n]+)['’"`]""")
+_BEFORE_ERROR = re.compile(
+    r"(?:^|: )(?P<path>[^:\n]+): (?:Permission denied|Operation not permitted|Read-only file system)"
+)
+_KILL = re.compile(r"kill: \(?(?P<pid>\d+)\)? - Operation not permitted")
+_NETWORK = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
+    r"Name or service not known|getaddrinfo failed|nodename nor servname|"
+    r"Failed to establish a new connection|"
+    r"Could not resolve proxy|unable to access '[a-z]+://",
+    re.IGNORECASE,
+)
+_MAX_SCANNED = 64 * 1024  # characters from each end of the output: denials sit near where it stopped
+
+
+class Denial(msgspec.Struct, frozen=True):
+    """What the sandbox refused: ``target`` is the path, host line or process id as the output named it."""
+
+    kind: DenialKind
+    target: str
+
+
+def find_denial(output: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
+    """The first refusal in ``output`` that the sandbox caused, if any."""
+    if not policy.active:
+        return None
+    text = (
+        output if len(output) <= 2 * _MAX_SCANNED else output[:_MAX_SCANNED] + "\n" + output[-_MAX_SCANNED:]
+    )
+    for line in text.splitlines():
+        found = _in_line(line, policy, cwd)
+        if found is not None:
+            return found
+    return None
+
+
+def _in_line(line: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
+    if not policy.network and _NETWORK.search(line):
+        return Denial("network", line.strip()[:200])
+    if not any(word in line for word in _REFUSALS):
+        return None
+    kill = _KILL.search(line)
+    if kill:
+        return Denial("signal", kill["pid"])
+    candidates = [m["path"] for m in _QUOTED.finditer(line)]
+    candidates += [m["path"].split(": ")[-1] for m in _BEFORE_ERROR.finditer(line)]
+    for candidate in candidates:
+        kind = _judge(candidate.strip(), policy, cwd)
+        if kind is not None:
+            return Denial(kind, candidate.strip())
+    return None
+
+
+def _judge(name: str, policy: SandboxPolicy, cwd: Path) -> DenialKind | None:
+    if not name or len(name) > 4096 or "\0" in name:
+        return None
+    path = Path(os.path.realpath(cwd / os.path.expanduser(name)))
+    if any(path == s or path.is_relative_to(s) for s in policy.secrets):
+        return "read"
+    if any(path == w or path.is_relative_to(w) for w in policy.writable):
+        return None
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != path and not existing.is_dir():
+        return None
+    return "write" if os.access(existing, os.W_OK) else None
+
+
+def explain(denial: Denial, policy: SandboxPolicy) -> str:
+    """Words the model can act on: what was refused, what the sandbox allows, and the way out."""
+    way_out = (
+        "If the task really needs it, run the command again with `sandbox: false` and a `reason`; "
+        "the user is asked first."
+    )
+    if denial.kind == "write":
+        what = (
+            f"The sandbox ({policy.mode}) refused to write {denial.target}: only "
+            f"{policy.describe_writable()} can be written."
+        )
+    elif denial.kind == "read":
+        what = (
+            f"The sandbox refused to read {denial.target}: secret folders (keys, credentials) are not "
+            "readable."
+        )
+    elif denial.kind == "network":
+        what = f"The sandbox has no network access ({denial.target})."
+    else:
+        what = (
+            f"The sandbox refused to signal process {denial.target}: it was not started inside the sandbox."
+        )
+    return f"[sandbox: denied. {what} {way_out}]"

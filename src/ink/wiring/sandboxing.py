@@ -1,0 +1,41 @@
+"""The sandbox of an app, from its settings (R41): the mode the command line resolved, or, for an app
+built without one (tests, embedders), the default where this machine can run it."""
+
+from __future__ import annotations
+
+from ink.config import Settings
+from ink.sandbox import Sandbox, SandboxMode, SandboxUnavailable, choose_mode, no_sandbox, open_sandbox, probe
+from ink.wiring.parts import AppStartError
+
+
+def resolved_mode(settings: Settings) -> tuple[SandboxMode, str | None]:
+    """The mode to run with and the one notice to show; raises ``SandboxRefused`` for a mode the user
+    asked for that cannot start (exit 2)."""
+    requested = settings.sandbox.mode
+    if requested == "off":
+        return "off", None
+    return choose_mode(requested, probe())  # type: ignore[arg-type]
+
+
+def build_sandbox(settings: Settings) -> Sandbox:
+    """The app's sandbox. A mode the user asked for that cannot be set up raises ``AppStartError``; the
+    default falls back to ``off`` with a notice (``Sandbox.notice``)."""
+    mode, notice = resolved_mode(settings)
+    if mode == "off":
+        return no_sandbox(settings.cwd, notice)
+    config = settings.sandbox
+    try:
+        return open_sandbox(
+            mode,
+            settings.cwd,
+            network=config.network,
+            writable_roots=config.writable_roots,
+            ink_home=settings.ink_home,
+            notice=notice,
+        )
+    except SandboxUnavailable as exc:
+        if config.where != "default":  # asked for by a flag or a config file
+            raise AppStartError(
+                f"--sandbox {mode} cannot start: {exc}; `ink sandbox check` says more"
+            ) from None
+        return no_sandbox(settings.cwd, f"sandbox off: {exc} (`ink sandbox check` says more)")
