@@ -35,6 +35,7 @@ from ink.ai.http1 import (
     Response,
     Timeout,
     TlsError,
+    TrustStoreError,
 )
 
 _OVERFLOW = re.compile(
@@ -158,6 +159,8 @@ def error_from_transport(exc: HttpError, url: str, provider: str, *, streamed: b
         return BadResponse(
             f"{url} answered in a form ink cannot read: {detail}; not retried", provider=provider
         )
+    if isinstance(exc, TrustStoreError):
+        return TlsFailed(f"{detail}; not retried", provider=provider)
     if isinstance(exc, TlsError):
         return TlsFailed(f"cannot connect to {url}: {detail}; not retried", provider=provider)
     if isinstance(exc, ConnectError):

@@ -16,8 +16,8 @@ could notice is kept, the same way:
   never sent again here (httpcore does not either: a POST may have reached the model); its failure is
   raised for the caller's retry policy (``ink.ai.http``).
 - TLS: ``ssl.create_default_context`` over ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set, else
-  certifi's bundle when certifi is importable, else the system's; hostname checking on. Built only for an
-  https URL, once per process for each such choice.
+  certifi's bundle; hostname checking on. Built only for an https URL, once per process for each such
+  choice; a trust store the variables name that cannot be used is an error naming it, not retried.
 - Proxies (``ink.proxies``): an https URL through an http(s) proxy is a CONNECT tunnel with TLS inside
   it; an http URL is sent in absolute form to the proxy. Credentials in the proxy URL become
   ``Proxy-Authorization: Basic``. SOCKS proxies are refused with an error that says so (httpx needed an
@@ -54,7 +54,7 @@ from ink.ai.http1.errors import (
 )
 from ink.ai.http1.exchange import USER_AGENT, Headers, Response
 from ink.ai.http1.pool import KEEPALIVE_EXPIRY
-from ink.ai.http1.tls import default_tls_context
+from ink.ai.http1.tls import TrustStoreError, default_tls_context, warm_up
 
 __all__ = [
     "KEEPALIVE_EXPIRY",
@@ -69,5 +69,7 @@ __all__ = [
     "Response",
     "Timeout",
     "TlsError",
+    "TrustStoreError",
     "default_tls_context",
+    "warm_up",
 ]

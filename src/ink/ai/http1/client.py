@@ -83,21 +83,23 @@ class HttpClient:
     async def _open(self, route: Route) -> Connection:
         wire = Wire()
         proxy = route.proxy
+        host, port, scheme = (route.host, route.port, route.scheme) if proxy is None else proxy.hop
+        # built first, outside the handlers below: a trust store that cannot be used is no host's fault
+        tls = self._tls() if "https" in (scheme, route.scheme) else None
         try:
             async with asyncio.timeout(self.connect_timeout):
-                host, port, scheme = (route.host, route.port, route.scheme) if proxy is None else proxy.hop
-                tls = self._tls() if scheme == "https" else None
                 await asyncio.get_running_loop().create_connection(
                     lambda: wire,
                     host,
                     port,
-                    ssl=tls,
-                    server_hostname=host if tls else None,
+                    ssl=tls if scheme == "https" else None,
+                    server_hostname=host if scheme == "https" else None,
                     happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
                 )
                 if proxy is not None and route.scheme == "https":
                     await tunnel(wire, route, proxy)
-                    await wire.start_tls(self._tls(), server_hostname=route.host)
+                    assert tls is not None
+                    await wire.start_tls(tls, server_hostname=route.host)
         except TimeoutError:
             wire.abort()
             raise Timeout(

@@ -11,6 +11,7 @@ import h11
 
 from ink import __version__
 from ink.ai.http1.connection import Connection
+from ink.ai.http1.encoding import decoder_for
 from ink.ai.http1.errors import ConnectionBroken, InvalidRequest, Timeout, oserror_text
 from ink.ai.http1.route import Route
 
@@ -73,7 +74,10 @@ class Response:
         return self.content.decode("utf-8", "replace")
 
     async def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
-        """The body as it arrives: what one network read completed, joined."""
+        """The body as it arrives: what one network read completed, joined; decoded when the server
+        used a content encoding (``ink.ai.http1.encoding``). Raises ``MalformedResponse`` for an
+        encoding that is not decoded, or an encoded body that does not decode."""
+        decoder = decoder_for(self.headers.get("content-encoding"), self.status)
         while not self._done:
             connection = self._connection
             if connection is None:
@@ -90,8 +94,16 @@ class Response:
                     break
                 elif type(event) is h11.ConnectionClosed:
                     raise ConnectionBroken("the server closed the connection before the body ended")
-            if pieces:
+            if not pieces:
+                continue
+            if decoder is None:
                 yield b"".join(pieces)
+            else:
+                for piece in decoder.feed(b"".join(pieces)):
+                    yield piece
+        if decoder is not None:
+            for piece in decoder.finish():
+                yield piece
 
     async def read(self, limit: int | None = None) -> bytes:
         """The body, or its first ``limit`` bytes: reading stops there (``close`` then drops the

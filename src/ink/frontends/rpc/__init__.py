@@ -62,7 +62,7 @@ def _warm_up(base_url: str) -> None:
     import os
     import threading
 
-    from ink.ai.http1 import default_tls_context
+    from ink.ai.http1 import warm_up
 
     env = dict(os.environ)
-    threading.Thread(target=default_tls_context, args=(env,), name="ink-rpc-warm-up", daemon=True).start()
+    threading.Thread(target=warm_up, args=(env,), name="ink-rpc-warm-up", daemon=True).start()
