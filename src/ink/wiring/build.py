@@ -236,7 +236,7 @@ def build_hooks(
         controller().hand_back(input_ids)
 
     context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session, hand_back, sandbox)
-    approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify)
+    approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify, settings.cwd)
     return HookSet(settings.hooks, context, approval)
 
 
