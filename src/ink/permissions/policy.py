@@ -141,6 +141,8 @@ class PermissionPolicy:
             doubt = f"{doubtful.label}, which ink cannot rule out: {shape.doubt()}"
             return self._found(what, doubted_by=doubt)
         remember = f"{subject.name}({escape(command.strip())})"
+        if shape.unprovable:  # it could run anything: no allow rule vouches for that, only the user
+            return self._found(what, why=shape.doubt(), least_mode="yolo")
         if self.rules.whole_command_allowed(subject, command) is not None:
             return self._found(what, rule_allows=True)
         names = [c.words[0] for c in shape.commands if c.words]

@@ -43,6 +43,12 @@ WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 SUBSTITUTION_TEXT = re.compile(r"\$\(|`|<\(|>\(")
 COMPUTED = re.compile(r"[$`{}*?\[]")
 SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O"})
+SOURCERS = frozenset({"source", "."})  # run a file's text as commands in the current shell
+# A file name whose text is another process's output: a process substitution, or a standard input or
+# descriptor path. A shell or ``source`` reading code from one runs what only that process knows.
+CODE_FROM_ELSEWHERE = re.compile(
+    r"[<>]\(.*|-|/dev/stdin|/dev/fd/\d+|/proc/(?:self|thread-self|\d+)/fd/\d+", re.DOTALL
+)
 # Words bash reads as plain text wherever they stand (no quoting, expansion, globbing, operator or
 # comment), joined by spaces alone.
 PLAIN = re.compile(r"[A-Za-z0-9_\-./=:,+@% ]*")
@@ -247,10 +253,22 @@ class _Walker:
                 self.nested(" ".join(run[1:]))
             elif name in SHELLS:
                 self.shell(run, [b for _, b in inputs if b is not None])
+            elif name in SOURCERS:
+                self.sourced(run)
+
+    def sourced(self, words: list[str]) -> None:
+        """``source FILE``/``. FILE``: a script file is out of reach (like ``bash build.sh``); code read
+        from a process substitution or standard input (``source <(curl ...)``) cannot be known at all."""
+        if len(words) > 1 and CODE_FROM_ELSEWHERE.fullmatch(words[1]):
+            self.shape.unprovable.append(f"`{_shorten(' '.join(words))}` runs code another process writes")
 
     def shell(self, words: list[str], inputs: list[str]) -> None:
         """A shell runs its ``-c`` text, or a script file (not read: out of reach, like ``make``), or else
         the commands on its input: a here-document or here-string is read, anything else is unknowable."""
+        elsewhere = next((w for w in words[1:] if CODE_FROM_ELSEWHERE.fullmatch(w) and w != "-"), None)
+        if elsewhere is not None:  # bash <(curl ...), bash /dev/stdin, bash --rcfile <(...)
+            self.shape.unprovable.append(f"`{_shorten(' '.join(words))}` runs code another process writes")
+            return
         text = _shell_command_text(words[1:])
         if text is not None:
             self.nested(text)
