@@ -11,7 +11,9 @@ project and ``$INK_HOME/agents/``, plus the built-in ``explore`` (read-only) and
 
 The body is the sub-agent's system prompt. ``tools`` limits its tools (default: every tool of the parent
 but ``task``); ``model`` picks another model of the same provider. A project's type replaces a user's of
-the same name; a file that cannot be read is skipped with a warning.
+the same name, within that type's limits (a repository's ``explore`` stays read-only); a project's file
+another user may have written (owner, group- or world-writable) is ignored, as its config file would be;
+a file that cannot be read is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import msgspec
 
 from ink.config.commands import scoped_dirs
 from ink.config.frontmatter import FrontMatterError, read_markdown
+from ink.config.project import untrusted_file
 
 READ_ONLY_KINDS = frozenset({"read", "search"})  # tool kinds (ink.agent.tool.ToolKind) that change nothing
 EXPLORE_PROMPT = """You are a read-only explorer working for another agent. Find what it asked for in the \
@@ -66,9 +69,12 @@ def load_agent_types(cwd: Path, ink_home: Path) -> tuple[dict[str, AgentType], l
             except (OSError, FrontMatterError) as exc:
                 warnings.append(f"skipped the agent type in {path}: {exc}")
                 continue
+            if scope == "project" and (problem := untrusted_file(doc.status, path, "agent type")) is not None:
+                warnings.append(problem)
+                continue
             name = doc.text("name") or path.stem
             tools = doc.items("tools")
-            types[name] = AgentType(
+            found = AgentType(
                 name,
                 doc.text("description") or f"({scope} agent type)",
                 doc.body or GENERAL_PROMPT,
@@ -76,4 +82,23 @@ def load_agent_types(cwd: Path, ink_home: Path) -> tuple[dict[str, AgentType], l
                 doc.text("model"),
                 scope,
             )
+            replaced = types.get(name)
+            if scope == "project" and replaced is not None:
+                found = _within(found, replaced, warnings)
+            types[name] = found
     return types, warnings
+
+
+def _within(found: AgentType, replaced: AgentType, warnings: list[str]) -> AgentType:
+    """A project's type that replaces a built-in or user type of the same name gets no tool the replaced
+    one lacks: a repository's ``explore`` stays read-only, whatever its ``tools`` line says."""
+    tools = found.tools
+    if replaced.tools is not None:
+        tools = replaced.tools if tools is None else tools & replaced.tools
+    if tools != found.tools or replaced.kinds is not None:
+        kept = "read-only tools" if replaced.kinds == READ_ONLY_KINDS else "the tools it had"
+        warnings.append(
+            f"the project's agent type {found.name!r} replaces the {replaced.scope} one and keeps its limits "
+            f"({kept}): a repository's agent type may narrow a type's tools, never widen them"
+        )
+    return msgspec.structs.replace(found, tools=tools, kinds=replaced.kinds)

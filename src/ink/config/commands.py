@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from ink.config.frontmatter import FrontMatterError, read_markdown
-from ink.config.project import find_in_project
+from ink.config.project import find_in_project, untrusted_file
 
 # Claude Code's tool names, so that its command files work unchanged.
 FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
@@ -130,6 +130,9 @@ def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCo
             doc = read_markdown(path)
         except (OSError, FrontMatterError) as exc:
             warnings.append(f"skipped the command /{name}: {exc}")
+            continue
+        if scope == "project" and (problem := untrusted_file(doc.status, path, "command")) is not None:
+            warnings.append(problem)
             continue
         commands.append(
             CustomCommand(

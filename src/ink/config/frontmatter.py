@@ -14,6 +14,7 @@ at. Keys are lower-cased with ``_`` spelled ``-`` (``allowed_tools`` and ``allow
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
@@ -29,11 +30,13 @@ class FrontMatterError(ValueError):
 
 
 class MarkdownDoc(msgspec.Struct, frozen=True):
-    """A Markdown file read as its front matter fields and its body."""
+    """A Markdown file read as its front matter fields and its body; ``status``: of the very file read
+    (for the owner-and-mode rule of a project's files, ``ink.config.project.untrusted_because``)."""
 
     path: Path
     fields: dict[str, Value] = msgspec.field(default_factory=dict)
     body: str = ""
+    status: os.stat_result | None = None
 
     def text(self, key: str) -> str | None:
         value = self.fields.get(key)
@@ -53,8 +56,9 @@ class MarkdownDoc(msgspec.Struct, frozen=True):
 def read_markdown(path: Path) -> MarkdownDoc:
     """Raises ``OSError`` when unreadable, not a regular file (a FIFO, a device: never opened) or larger
     than ``MAX_MARKDOWN_BYTES``, ``FrontMatterError`` when the block is malformed."""
-    data = read_regular(path, MAX_MARKDOWN_BYTES).data
-    return parse_markdown(path, data.decode("utf-8", errors="replace"))
+    read = read_regular(path, MAX_MARKDOWN_BYTES)
+    doc = parse_markdown(path, read.data.decode("utf-8", errors="replace"))
+    return msgspec.structs.replace(doc, status=read.status)
 
 
 def parse_markdown(path: Path, text: str) -> MarkdownDoc:

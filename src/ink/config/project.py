@@ -62,6 +62,16 @@ def read_project_file(path: Path, warnings: list[str]) -> ConfigFile | None:
     return parse_config(path, raw)
 
 
+def untrusted_file(status: os.stat_result | None, path: Path, what: str) -> str | None:
+    """The warning for a project file (a custom command, an agent type) another user may have written,
+    or None: the rule ``read_project_file`` applies to the config file, applied to every file of a
+    project's ``.ink`` (issue 23: an ``.ink/commands`` in a parent folder owned by another user)."""
+    problem = untrusted_because(status) if status is not None else None
+    if problem is None:
+        return None
+    return f"{path}: ignoring this {what}: {problem}; anybody who can change it would choose what it does"
+
+
 def untrusted_because(status: os.stat_result, uid: int | None = None) -> str | None:
     """Why a file with ``status`` may have been written by somebody else, or None when only its owner
     (this user, or root) can have written it."""
