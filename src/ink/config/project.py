@@ -65,7 +65,7 @@ def read_project_file(path: Path, warnings: list[str]) -> ConfigFile | None:
 def untrusted_file(status: os.stat_result | None, path: Path, what: str) -> str | None:
     """The warning for a project file (a custom command, an agent type) another user may have written,
     or None: the rule ``read_project_file`` applies to the config file, applied to every file of a
-    project's ``.ink`` (issue 23: an ``.ink/commands`` in a parent folder owned by another user)."""
+    project's ``.ink``, in a parent folder too (an ``.ink/commands`` owned by another user)."""
     problem = untrusted_because(status) if status is not None else None
     if problem is None:
         return None
