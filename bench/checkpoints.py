@@ -221,7 +221,7 @@ def install(
     part.open("bench")
     unsubscribe = controller.subscribe(part.on_event)
     setup = controller.setup
-    controller.setup = replace(setup, before_tool=part.gate(None))
+    controller.setup = replace(setup, before_tool=(part.gate,))
     controller.changed_files = part.changed_files
 
     def remove() -> None:

@@ -13,7 +13,6 @@ import ast
 from pathlib import Path
 from typing import get_args
 
-from ink.agent.loop import LoopSetup
 from ink.agent.tool import ToolKind
 from ink.extend.task import SubAgents, TaskTool
 from ink.tools import ProcessRegistry, default_tools
@@ -40,13 +39,9 @@ ALLOWED = {
 }
 
 
-def never_run() -> LoopSetup:
-    raise AssertionError("the task tool is only named here, never run")
-
-
 def builtin_tools(tmp_path: Path) -> dict[str, str]:
     """Each built-in tool's name and class name (the task tool is built elsewhere, but built in)."""
-    task = TaskTool({}, never_run, print, SubAgents(), lambda: None)
+    task = TaskTool({}, SubAgents(), lambda: None)
     tools = [*default_tools(tmp_path, ProcessRegistry()), task]
     return {tool.spec.name: type(tool).__name__ for tool in tools}
 

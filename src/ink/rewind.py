@@ -23,15 +23,14 @@ import asyncio
 import functools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
-from ink.agent.tool import ToolKind, find_tool, kind_of
+from ink.agent.tool import ToolCallContext, ToolKind, kind_of
 from ink.ai.messages import UserMessage
 from ink.checkpoints import ShadowError, shadow_repo_for
 from ink.checkpoints.keeper import Checkpoint, CheckpointLog, Checkpoints
@@ -179,9 +178,12 @@ class SessionCheckpoints:
         if self.current is not None:
             self.current.on_event(event)
 
-    def gate(self, inner: Callable[..., Awaitable[Any]] | None) -> CheckpointGate:
-        """A ``before_tool`` hook: no tool changes a file before the checkpoint that must hold it exists."""
-        return CheckpointGate(self, inner)
+    async def gate(self, ctx: ToolCallContext) -> None:
+        """First step of the before-tool chain: a call that may change files waits for the pending
+        checkpoint (the workspace before the input's work), so no tool changes a file before the
+        checkpoint that must hold it exists. It never refuses."""
+        if self.current is not None and kind_of(ctx.tool) not in LEAVES_FILES:
+            await self.current.settled()
 
     async def changed_files(self, run_id: str) -> Sequence[str] | None:
         """The controller's hook for an abort's receipt (the run's end snapshot, taken before its
@@ -268,24 +270,6 @@ LEAVES_FILES: frozenset[ToolKind] = frozenset({"read", "search", "fetch", "deleg
 """Kinds of tool whose calls change no file, so they need not wait for the pending checkpoint: reads,
 searches, fetches (an MCP tool counts as one only when its server annotates it read-only), and a task
 for a sub-agent, whose own calls pass this gate each. Edits, commands and any other tool wait."""
-
-
-class CheckpointGate(msgspec.Struct):
-    """First in the ``before_tool`` chain: a call that may change files waits for the pending checkpoint
-    (the workspace before the input's work), then ``inner`` is asked."""
-
-    checkpoints: SessionCheckpoints
-    inner: Callable[..., Awaitable[Any]] | None
-
-    async def __call__(self, call: Any, signal: Any) -> Any:
-        current = self.checkpoints.current
-        if current is not None and self._may_change_files(call):
-            await current.settled()
-        return await self.inner(call, signal) if self.inner is not None else None
-
-    def _may_change_files(self, call: Any) -> bool:
-        tool = find_tool(self.checkpoints.controller.setup.tools, getattr(call, "name", ""))
-        return kind_of(tool) not in LEAVES_FILES
 
 
 def one_line(text: str, width: int = 60) -> str:

@@ -8,7 +8,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, ToolCancelling, ToolEnd, ToolSettled, ToolUpdate
 from ink.agent.live import UPDATE_TAIL_CHARS
 from ink.agent.scheduler import NOT_STARTED, SchedulerSettings, ToolScheduler
-from ink.agent.tool import Refusal
+from ink.agent.tool import Refusal, ToolCallContext
 from ink.ai.messages import ToolCall
 from tests.events import events_of
 from tests.scripted_tools import ScriptedTool
@@ -57,26 +57,26 @@ async def test_R2_tool_start_is_emitted_before_the_pre_execution_hook_runs() -> 
     events: list[AgentEvent] = []
     started_when_asked: list[bool] = []
 
-    async def hook(tc: ToolCall, signal: AbortSignal) -> Refusal | None:
-        started_when_asked.append(("tool_start", tc.id) in kinds(events))
+    async def hook(ctx: ToolCallContext) -> Refusal | None:
+        started_when_asked.append(("tool_start", ctx.call.id) in kinds(events))
         return None
 
     scheduler = ToolScheduler(
         [ScriptedTool("read"), ScriptedTool("bash", safe=False)],
         events.append,
         AbortSignal(),
-        before_tool=hook,
+        before_tool=(hook,),
     )
     await scheduler.run_batch([call("A", "read"), call("B", "bash")])
     assert started_when_asked == [True, True]  # concurrent and serial path alike
 
 
 async def test_a_hook_that_raises_costs_its_call_not_the_batch() -> None:
-    async def hook(tc: ToolCall, signal: AbortSignal) -> Refusal | None:
+    async def hook(ctx: ToolCallContext) -> Refusal | None:
         raise RuntimeError("policy bug")
 
     events: list[AgentEvent] = []
-    scheduler = ToolScheduler([ScriptedTool("read")], events.append, AbortSignal(), before_tool=hook)
+    scheduler = ToolScheduler([ScriptedTool("read")], events.append, AbortSignal(), before_tool=(hook,))
     [result] = await scheduler.run_batch([call("A", "read")])
     assert result.is_error and "RuntimeError: policy bug" in result.output
     assert [x for x in kinds(events) if x[0] in ("tool_start", "tool_end")] == [
@@ -102,11 +102,11 @@ async def test_R4_invalid_call_skips_running_and_settled() -> None:
 async def test_R4_hook_refusal_is_an_error_result_in_order() -> None:
     tool = ScriptedTool("read")
 
-    async def hook(tc: ToolCall, signal: AbortSignal) -> Refusal | None:
-        return Refusal("denied by rule") if tc.id == "A" else None
+    async def hook(ctx: ToolCallContext) -> Refusal | None:
+        return Refusal("denied by rule") if ctx.call.id == "A" else None
 
     events: list[AgentEvent] = []
-    scheduler = ToolScheduler([tool], events.append, AbortSignal(), before_tool=hook)
+    scheduler = ToolScheduler([tool], events.append, AbortSignal(), before_tool=(hook,))
     results = await scheduler.run_batch([call("A", "read"), call("B", "read")])
     assert results[0].output == "denied by rule" and results[0].is_error
     assert not results[1].is_error
@@ -250,15 +250,15 @@ async def test_R6_tool_end_says_whether_its_result_was_shown_at_tool_settled() -
     """So that no frontend keeps its own record of what it showed: ``shown`` is True exactly for the
     calls that had a ``tool_settled``."""
 
-    async def hook(tc: ToolCall, signal: AbortSignal) -> Refusal | None:
-        return Refusal("denied by rule") if tc.id == "B" else None
+    async def hook(ctx: ToolCallContext) -> Refusal | None:
+        return Refusal("denied by rule") if ctx.call.id == "B" else None
 
     events: list[AgentEvent] = []
     scheduler = ToolScheduler(
         [ScriptedTool("read"), ScriptedTool("bash", safe=False)],
         events.append,
         AbortSignal(),
-        before_tool=hook,
+        before_tool=(hook,),
     )
     await scheduler.run_batch([call("A", "read"), call("B", "read"), call("C", "bash")])
     settled = {e.tool_call_id for e in events_of(events, ToolSettled)}

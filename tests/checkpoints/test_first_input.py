@@ -6,10 +6,12 @@ rewind gives the tree back byte for byte (issue 14)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import InputTaken, TakenInput
+from ink.agent.tool import ToolCallContext
 from ink.ai.messages import ToolCall
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.checkpoints.shadow import ShadowRepo, Snapshot, ink_folders
@@ -99,13 +101,17 @@ async def test_only_calls_that_may_change_files_wait_for_the_pending_checkpoint(
     part.current = Checkpoints(repo, CheckpointLog.open(tmp_path / "inkhome", "s1"))
     part.current.warm()
     part.current.on_event(taken("in-1"))
-    gate = part.gate(None)
     signal = AbortSignal()
+    setup = harness.controller.setup
+
+    def gate(call: ToolCall) -> Awaitable[None]:
+        return part.gate(ToolCallContext(call, signal, setup))
+
     try:
-        bash = asyncio.ensure_future(gate(ToolCall("c1", "bash", {"command": "rm run.sh"}), signal))
-        reads = gate(ToolCall("c2", "read", {"path": "run.sh"}), signal)
+        bash = asyncio.ensure_future(gate(ToolCall("c1", "bash", {"command": "rm run.sh"})))
+        reads = gate(ToolCall("c2", "read", {"path": "run.sh"}))
         await asyncio.wait_for(reads, 30)  # a failure here, not a hang, if reads waited for the snapshot
-        await asyncio.wait_for(gate(ToolCall("c3", "grep", {"pattern": "x"}), signal), 30)
+        await asyncio.wait_for(gate(ToolCall("c3", "grep", {"pattern": "x"})), 30)
         assert not bash.done()  # the snapshot is held: the bash call cannot have passed the gate
         repo.release.set()
         await bash

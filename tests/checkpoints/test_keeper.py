@@ -33,7 +33,7 @@ async def test_each_input_gets_a_checkpoint_and_a_rewind_restores_the_tree(
     checkpoints = keeper(tmp_path, work)
     registry = ProcessRegistry()
     tools = [t for t in default_tools(work, registry) if t.spec.name == "bash"]
-    harness = Harness(fake_server, tools=tools, before_tool=checkpoints.gate(None))
+    harness = Harness(fake_server, tools=tools, before_tool=(checkpoints.gate,))
     harness.controller.subscribe(checkpoints.on_event)
     fake_server.script(
         call("bash", {"command": "echo edited > keep.txt; rm gone.txt; echo new > new.txt"}),

@@ -35,7 +35,7 @@ async def setup(fake_server: FakeModelServer, tmp_path: Path) -> AsyncIterator[S
     home = tmp_path / "inkhome"
     checkpoints = Checkpoints(shadow_repo_for(home, work, "s"), CheckpointLog.open(home, "s"))
     tools = [t for t in default_tools(work, ProcessRegistry()) if t.spec.name == "bash"]
-    harness = Harness(fake_server, tools=tools, before_tool=checkpoints.gate(None))
+    harness = Harness(fake_server, tools=tools, before_tool=(checkpoints.gate,))
     harness.controller.subscribe(checkpoints.on_event)
     try:
         yield Setup(work, harness, checkpoints, Rewinder(harness.controller, checkpoints))

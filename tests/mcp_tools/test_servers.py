@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import ToolCallContext
+from ink.ai.messages import ToolCall
 from ink.config.keys import PermissionMode
 from ink.config.rules import parse_rule
 from ink.mcp.manager import McpManager
@@ -19,8 +20,8 @@ from tests.processes import gone
 from tests.waiting import wait_until
 
 
-def call_ctx() -> ToolCallContext:
-    return ToolCallContext("call-1", AbortSignal())
+def call_ctx(signal: AbortSignal | None = None) -> ToolCallContext:
+    return ToolCallContext(ToolCall("call-1", "mcp", {}), signal or AbortSignal())
 
 
 def by_name(manager: McpManager) -> dict[str, McpTool]:
@@ -135,7 +136,7 @@ async def test_an_aborted_call_is_cancelled_on_the_server(tmp_path: Path) -> Non
     try:
         slow = by_name(manager)["mcp__t__slow"]
         signal = AbortSignal()
-        running = asyncio.ensure_future(slow.run({"label": "s1"}, ToolCallContext("c", signal)))
+        running = asyncio.ensure_future(slow.run({"label": "s1"}, call_ctx(signal)))
         await wait_until(lambda: "started slow s1" in journal_lines(journal), 30, "the slow call to start")
         signal.abort()
         out = await running
@@ -163,9 +164,7 @@ async def test_streamable_http_with_a_bearer_token_from_the_environment(tmp_path
             tools = by_name(manager)
             assert (await tools["mcp__web__echo"].run({"text": "h"}, call_ctx())).output == "echo: h"
             signal = AbortSignal()
-            running = asyncio.ensure_future(
-                tools["mcp__web__slow"].run({"label": "h1"}, ToolCallContext("c", signal))
-            )
+            running = asyncio.ensure_future(tools["mcp__web__slow"].run({"label": "h1"}, call_ctx(signal)))
             await wait_until(lambda: "started slow h1" in journal_lines(journal), 30, "the slow call")
             signal.abort()
             assert (await running).interrupted

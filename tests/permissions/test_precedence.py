@@ -11,13 +11,13 @@ import msgspec
 import pytest
 
 from ink.agent.abort import AbortSignal
-from ink.agent.tool import Refusal, Rewrite
+from ink.agent.tool import Refusal, Ruling, ToolCallContext
 from ink.ai.messages import ToolCall
 from ink.config.keys import PermissionMode
 from ink.permissions import PermissionHook
 from ink.permissions.precedence import Assessment, HookRuling, decide
 from ink.vocabulary import Decision
-from tests.permissions.helpers import policy
+from tests.permissions.helpers import call_context, policy
 
 COMMAND = "touch made"
 RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # (allow, deny) for each kind of rule
@@ -48,10 +48,9 @@ EXPECTED: dict[str, dict[str, tuple[str, str, str]]] = {
 }
 
 
-class HookSaid(msgspec.Struct, frozen=True):
-    decision: str | None = None
-    reason: str = "the hook's reason"
-    updated_input: dict[str, object] | None = None
+def said(decision: str | None, updated_input: dict[str, object] | None = None) -> Ruling:
+    """What the pre_tool hooks said, as the step before the permission step hands it on."""
+    return Ruling(decision, "the hook's reason", updated_input)  # type: ignore[arg-type]
 
 
 class Recorder:
@@ -62,21 +61,19 @@ class Recorder:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> Decision:
+    async def ask(
+        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: object = None
+    ) -> Decision:
         self.asked.append(reason)
         return "deny"
 
 
 async def outcome(root: Path, rule: str, hook: str, mode: PermissionMode, command: str = COMMAND) -> str:
     allow, deny = RULES[rule]
-    said = HookSaid(None if hook == "silent" else hook)
-
-    async def pre_tool(call: ToolCall, signal: AbortSignal) -> HookSaid:
-        return said
-
     asker = Recorder()
-    permission = PermissionHook(policy(root, mode, allow, deny), asker, pre_tool=pre_tool)  # type: ignore[arg-type]
-    refusal = await permission(ToolCall("c1", "bash", {"command": command}), AbortSignal())
+    permission = PermissionHook(policy(root, mode, allow, deny), asker)
+    call = ToolCall("c1", "bash", {"command": command})
+    refusal = await permission(call_context(root, call, said(None if hook == "silent" else hook)))
     if asker.asked:
         return "asked"
     if refusal is None:
@@ -122,17 +119,15 @@ def test_decide_is_a_pure_table() -> None:
 async def test_a_hooks_changed_input_is_judged_again_from_the_start(tmp_path: Path) -> None:
     # R37: updatedInput is a new call: a deny rule on the new command refuses it, even in yolo and with
     # the hook's allow; a harmless change runs as changed, and the model is told
-    async def to(command: str, decision: str = "allow") -> Refusal | Rewrite | None:
-        async def pre_tool(call: ToolCall, signal: AbortSignal) -> HookSaid:
-            return HookSaid(decision, updated_input={"command": command})
-
-        permission = PermissionHook(policy(tmp_path, "yolo", deny=("bash(rm *)",)), None, pre_tool=pre_tool)  # type: ignore[arg-type]
-        return await permission(ToolCall("c1", "bash", {"command": "ls"}), AbortSignal())
+    async def to(command: str, decision: str = "allow") -> Refusal | ToolCallContext | None:
+        permission = PermissionHook(policy(tmp_path, "yolo", deny=("bash(rm *)",)), None)
+        call = ToolCall("c1", "bash", {"command": "ls"})
+        return await permission(call_context(tmp_path, call, said(decision, {"command": command})))
 
     refused = await to("rm -rf made")
     assert isinstance(refused, Refusal) and "forbidden by the permission rule bash(rm *)" in refused.reason
     changed = await to("echo safe")
-    assert isinstance(changed, Rewrite) and changed.arguments == {"command": "echo safe"}
+    assert isinstance(changed, ToolCallContext) and changed.call.arguments == {"command": "echo safe"}
     assert "echo safe" in changed.note
 
 
@@ -140,15 +135,8 @@ async def test_a_changed_input_the_tool_cannot_take_is_refused_with_a_warning(tm
     # R37: never run unchanged, never run with arguments the schema refuses
     notes: list[str] = []
 
-    async def pre_tool(call: ToolCall, signal: AbortSignal) -> HookSaid:
-        return HookSaid("allow", updated_input={"cmd": "ls"})
-
-    permission = PermissionHook(
-        policy(tmp_path, "yolo"),
-        None,
-        pre_tool=pre_tool,  # type: ignore[arg-type]
-        notify=notes.append,
-    )
-    refused = await permission(ToolCall("c1", "bash", {"command": "touch made"}), AbortSignal())
+    permission = PermissionHook(policy(tmp_path, "yolo"), None, notify=notes.append)
+    call = ToolCall("c1", "bash", {"command": "touch made"})
+    refused = await permission(call_context(tmp_path, call, said("allow", {"cmd": "ls"})))
     assert isinstance(refused, Refusal) and "the tool cannot take" in refused.reason
     assert notes and "a pre_tool hook changed its arguments" in notes[0]

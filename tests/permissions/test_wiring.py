@@ -1,12 +1,12 @@
-"""build_app attaches the permission hook, and wraps the provider for redaction once for all its users."""
+"""build_app attaches the permission step, and wraps the provider for redaction once for all its users."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ink.config import Flags, Settings, load_settings
+from ink.extend.hooks import HookSet
 from ink.permissions import PermissionHook, RedactingProvider
-from ink.rewind import CheckpointGate
 from ink.wiring import build_app
 
 
@@ -23,9 +23,13 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
     try:
         hook = app.before_tool
         assert isinstance(hook, PermissionHook)
-        gate = app.controller.setup.before_tool
-        assert isinstance(gate, CheckpointGate)  # the workspace checkpoint first (docs/rewind.md)
-        assert gate.inner is app.command_limit  # which asks the hook last
+        chain = app.controller.setup.before_tool
+        assert app.checkpoints is not None
+        assert chain == (
+            app.checkpoints.gate,
+            app.command_limit,
+            hook,
+        )  # the checkpoint first, the policy last
         assert hook.asker is app.controller.permissions and hook.policy.mode == "accept-edits"
         assert app.controller.permissions.timeout_seconds == 12
         assert isinstance(app.controller.setup.provider, RedactingProvider)
@@ -33,7 +37,7 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         assert app.compactor.provider is app.controller.setup.provider is app.provider  # wrapped once
         app.switch_model("gpt-4o-mini")
         assert app.controller.setup.provider is app.provider and app.compactor.provider is app.provider
-        assert app.controller.setup.before_tool is gate  # the checks survive the switch
+        assert app.controller.setup.before_tool == chain  # the checks survive the switch
     finally:
         await app.aclose()
     app = build_app(settings(tmp_path, "permission_timeout = 0\n"), can_ask=False)
@@ -45,12 +49,25 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         await app.aclose()
 
 
-async def test_a_hook_given_by_the_frontend_replaces_the_policy(tmp_path: Path) -> None:
-    async def anything_goes(_call: object, _signal: object) -> None:
+async def test_a_step_given_by_the_frontend_replaces_the_policy(tmp_path: Path) -> None:
+    async def anything_goes(_ctx: object) -> None:
         return None
 
-    app = build_app(settings(tmp_path), before_tool=anything_goes)  # type: ignore[arg-type]
+    app = build_app(settings(tmp_path), before_tool=anything_goes)
     try:
         assert app.before_tool is anything_goes
+        assert app.controller.setup.before_tool[-1] is anything_goes
+    finally:
+        await app.aclose()
+
+
+async def test_the_chain_is_one_list_checkpoint_limit_hooks_policy(tmp_path: Path) -> None:
+    """Every check a call passes is one entry of one list, read top to bottom (ink.wiring.chain)."""
+    app = build_app(settings(tmp_path, '[[hooks.pre_tool]]\ncommand = "true"\n'))
+    try:
+        assert app.checkpoints is not None
+        gate, limit, hooks, policy = app.controller.setup.before_tool
+        assert (gate, limit, policy) == (app.checkpoints.gate, app.command_limit, app.before_tool)
+        assert isinstance(hooks.__self__, HookSet) and hooks.__func__ is HookSet.before_tool  # type: ignore[attr-defined]
     finally:
         await app.aclose()

@@ -41,7 +41,7 @@ class Harness:
     bang_outputs: list[str] = field(default_factory=list)
     reaper: Any = None
     hold_bangs: bool = False
-    before_tool: Any = None
+    before_tool: Sequence[Any] = ()
     bang_exit_code: int | None = 0
 
     def __post_init__(self) -> None:

@@ -215,7 +215,8 @@ async def test_compact_on_demand_with_a_focus_keeps_the_history_valid(
             (TextBlock(f"reading f{n}"), ToolCall(f"c{n}", "read", {"path": f"f{n}.txt"})), "tool_use"
         )
         history.append(call_reply)
-        output = await tool.run({"path": f"f{n}.txt"}, ToolCallContext(f"c{n}", AbortSignal()))
+        context = ToolCallContext(call_reply.tool_calls[0], AbortSignal())
+        output = await tool.run({"path": f"f{n}.txt"}, context)
         history.append(ToolResult(f"c{n}", "read", output.output))
     history.append(UserMessage("now summarise what you saw"))
     totals = UsageTotals()

@@ -459,10 +459,10 @@ async def test_R27_a_bug_in_the_pre_execution_hook_leaves_a_valid_history(
 ) -> None:
     from ink.agent.tool import Refusal
 
-    async def broken_hook(call: ToolCall, signal: object) -> Refusal | None:
+    async def broken_hook(ctx: object) -> Refusal | None:
         raise RuntimeError("policy bug")
 
-    h = Harness(model, tools=[ScriptedTool("read")], before_tool=broken_hook)
+    h = Harness(model, tools=[ScriptedTool("read")], before_tool=(broken_hook,))
     model.script(Reply([tool_call("read", {"x": "1"}, id="c1")]), say("carried on"), say("and again"))
     h.controller.submit("go")
     await h.settled()

@@ -14,6 +14,7 @@ import pytest
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import Tool, ToolCallContext, ToolOutput
+from ink.ai.messages import ToolCall
 from ink.tools import ProcessRegistry, Workspace, default_tools
 
 
@@ -36,7 +37,7 @@ def tools(ws: Workspace, registry: ProcessRegistry) -> dict[str, Tool]:
 
 
 def ctx(signal: AbortSignal | None = None) -> ToolCallContext:
-    return ToolCallContext("call-1", signal or AbortSignal())
+    return ToolCallContext(ToolCall("call-1", "tool", {}), signal or AbortSignal())
 
 
 async def call(tool: Tool, signal: AbortSignal | None = None, **args: Any) -> ToolOutput:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import Tool, ToolCallContext
 from ink.ai.details import ExitStatus
+from ink.ai.messages import ToolCall
 from ink.tools import BashTool, ProcessRegistry, ShellResult, Survivor, Workspace, format_shell_result
 from tests.tools.conftest import Marker, call, is_gone
 
@@ -40,7 +41,8 @@ async def test_R33_abort_gives_an_honest_interrupted_result(ws: Workspace, regis
     seen = Marker("ready")
     tool = BashTool(ws, registry)
     signal = AbortSignal()
-    live = ToolCallContext("call-1", signal, on_update=seen)  # the live output a frontend is shown
+    # the live output a frontend is shown
+    live = ToolCallContext(ToolCall("call-1", "bash", {}), signal, on_update=seen)
     task = asyncio.ensure_future(tool.run({"command": "echo ready; sleep 100"}, live))
     await asyncio.wait_for(seen.seen.wait(), 10)
     leader = registry.entries[-1].pid

@@ -8,7 +8,6 @@ RPC and the session log. ``source`` names the sub-agent an event comes from; top
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -24,11 +23,6 @@ class Source(msgspec.Struct, frozen=True):
 
     id: str
     agent: str
-
-
-CURRENT_SOURCE: ContextVar[Source | None] = ContextVar("ink_current_source", default=None)
-"""The sub-agent the current task works for (set by the ``task`` tool; asyncio tasks inherit it), so
-that what is emitted outside the loop on its behalf, a permission question, carries its source (R7)."""
 
 
 class TakenInput(msgspec.Struct, frozen=True):

@@ -7,7 +7,7 @@ Listeners (the session store, the UI) hear every change as it happens, so nothin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -24,6 +24,15 @@ class HistoryChange(msgspec.Struct, frozen=True):
 
 
 HistoryListener = Callable[[HistoryChange], None]
+
+
+class HistoryView(Protocol):
+    """The history as a tool call sees it (``ToolCallContext.history``): to read, never to change."""
+
+    @property
+    def messages(self) -> Sequence[Message]: ...
+
+    def __len__(self) -> int: ...
 
 
 class History:

@@ -17,12 +17,12 @@ from typing import Any, Protocol
 import msgspec
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import Emit, InputTaken, TakenInput
+from ink.agent.events import Emit, InputTaken, Source, TakenInput
 from ink.agent.history import History
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
 from ink.agent.tasks import Tasks
-from ink.agent.tool import AfterToolHook, BeforeToolHook, Tool
+from ink.agent.tool import AfterToolHook, BeforeToolStep, Tool
 from ink.ai.errors import ContextOverflow, ProviderError, Refused
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
 from ink.ai.provider import ModelRequest, Provider, ToolSpec
@@ -98,7 +98,10 @@ class ContextKeeper(Protocol):
 
 
 class LoopSetup(msgspec.Struct, frozen=True):
-    """What one run of the loop works with: provider, model, prompt, tools and limits."""
+    """What one run of the loop works with: provider, model, prompt, tools and limits. Read once, at the
+    run's start, and handed to every call of the run (``ToolCallContext.setup``): a sub-agent starts
+    from it (R13). ``before_tool``: the checks every call passes, in order (``ink.agent.before_tool``).
+    ``source``: the sub-agent this run is (None: the user's own run)."""
 
     provider: Provider
     model: str
@@ -107,7 +110,7 @@ class LoopSetup(msgspec.Struct, frozen=True):
     max_iterations: int | None = None
     max_tokens: int = 8192
     scheduler: SchedulerSettings = msgspec.field(default_factory=SchedulerSettings)
-    before_tool: BeforeToolHook | None = None
+    before_tool: Sequence[BeforeToolStep] = ()
     after_tool: AfterToolHook | None = None
     on_prompt: PromptHook | None = None
     on_stop: StopHook | None = None
@@ -118,6 +121,7 @@ class LoopSetup(msgspec.Struct, frozen=True):
     Lets many MCP tools be loaded on demand (``ink.mcp.catalogue``)."""
     # the owner of background work (reply drains): the app's
     tasks: Tasks = msgspec.field(default_factory=Tasks)
+    source: Source | None = None
 
 
 class RunError(msgspec.Struct, frozen=True):
@@ -166,7 +170,17 @@ async def run_loop(
 ) -> LoopResult:
     """Run until the model stops with nothing queued, the run is aborted, fails, or hits max iterations."""
     source = inputs if inputs is not None else NoInput()
-    tools = ToolScheduler(setup.tools, emit, signal, setup.scheduler, setup.before_tool, setup.after_tool)
+    tools = ToolScheduler(
+        setup.tools,
+        emit,
+        signal,
+        setup.scheduler,
+        setup.before_tool,
+        setup.after_tool,
+        setup=setup,
+        history=history,
+        source=setup.source,
+    )
     usage = Usage()
     batches = stops = 0
 

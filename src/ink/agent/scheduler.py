@@ -13,16 +13,26 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
 
 import msgspec
+from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import Emit, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
+from ink.agent.before_tool import check_call
+from ink.agent.events import Emit, Source, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
+from ink.agent.history import History, HistoryView
 from ink.agent.live import LiveOutput
 from ink.agent.tasks import cancel_and_wait
-from ink.agent.tool import AfterToolHook, BeforeToolHook, Rewrite, Tool, ToolCallContext, ToolOutput
+from ink.agent.tool import (
+    AfterToolHook,
+    BeforeToolStep,
+    Refusal,
+    RunSetup,
+    Tool,
+    ToolCallContext,
+    ToolOutput,
+)
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
 from ink.ai.unicode import sendable_text
@@ -43,15 +53,6 @@ class CancelTally(msgspec.Struct):
     abandoned: list[str] = msgspec.field(default_factory=list)
 
 
-class _Checked(msgspec.Struct, frozen=True):
-    """A call cleared to run: its tool, the arguments it runs with, and a note for its result (a hook
-    changed them) or ``""``."""
-
-    tool: Tool
-    arguments: Mapping[str, Any]
-    note: str = ""
-
-
 class SchedulerSettings(msgspec.Struct, frozen=True):
     """How calls run: the grace after an abort (R20) and how many run at once."""
 
@@ -59,8 +60,15 @@ class SchedulerSettings(msgspec.Struct, frozen=True):
     max_concurrency: int = 8
 
 
+class _Tools(msgspec.Struct, frozen=True):
+    """The set-up a call of a scheduler made without one sees: its tools."""
+
+    tools: Sequence[Tool]
+
+
 class ToolScheduler:
-    """Runs the tool calls of one model reply. One instance serves a whole run."""
+    """Runs the tool calls of one model reply. One instance serves a whole run: ``setup`` is the run's
+    (each call's context carries it), ``history`` the run's history, ``source`` the sub-agent it is."""
 
     def __init__(
         self,
@@ -68,15 +76,22 @@ class ToolScheduler:
         emit: Emit,
         signal: AbortSignal,
         settings: SchedulerSettings = SchedulerSettings(),
-        before_tool: BeforeToolHook | None = None,
+        before_tool: Sequence[BeforeToolStep] = (),
         after_tool: AfterToolHook | None = None,
+        *,
+        setup: RunSetup | None = None,
+        history: HistoryView | None = None,
+        source: Source | None = None,
     ) -> None:
         self._tools = {t.spec.name: t for t in tools}
         self._emit = emit
         self._signal = signal
         self._settings = settings
-        self._before_tool = before_tool
+        self._before_tool = tuple(before_tool)
         self._after_tool = after_tool
+        self._setup = setup if setup is not None else _Tools(tuple(self._tools.values()))
+        self._history = history if history is not None else History()
+        self._source = source
         self._hook_lock = asyncio.Lock()
         self.tally = CancelTally()
 
@@ -125,7 +140,7 @@ class ToolScheduler:
             self.tally.not_started.append(call.id)
             result = ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
         else:
-            result = await self._execute(call, checked)
+            result = await self._execute(call, *checked)
         self._emit(ToolEnd(call.id, result))
         return result
 
@@ -155,19 +170,43 @@ class ToolScheduler:
                 self.tally.not_started.append(call.id)
                 return ToolResult(call.id, call.name, NOT_STARTED, is_error=True), False
             self._emit(ToolRunning(call.id))
-            result = await self._execute(call, checked)
+            result = await self._execute(call, *checked)
         self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
         return result, True
 
-    async def _check(self, call: ToolCall) -> _Checked | ToolResult:
-        """Validate the arguments and ask the pre-execution hook. An error result when either says no,
-        or fails: a broken schema or hook must cost this call, not the history (R19)."""
+    async def _check(self, call: ToolCall) -> tuple[Tool, ToolCallContext] | ToolResult:
+        """Validate the arguments and ask the before-tool chain. An error result when either says no,
+        or fails: a broken schema or step must cost this call, not the history (R19)."""
         try:
             return await self._checked(call)
         except Exception as exc:
             return _error(call, f"Not executed: ink could not check this call ({type(exc).__name__}: {exc}).")
 
-    async def _checked(self, call: ToolCall) -> _Checked | ToolResult:
+    async def _checked(self, call: ToolCall) -> tuple[Tool, ToolCallContext] | ToolResult:
+        tool = self._valid(call)
+        if isinstance(tool, ToolResult):
+            return tool
+        if not self._before_tool:
+            return tool, self._context(call)
+        async with self._hook_lock:  # one question to the user at a time
+            checked = await check_call(self._before_tool, self._context(call))
+        if isinstance(checked, Refusal):
+            if self._signal.aborted:  # R34: a question the abort cancelled; the call never started
+                self.tally.not_started.append(call.id)
+            return _error(call, checked.reason)
+        if checked.call is not call:  # checked like the model's own arguments: never run unchecked
+            problem = validate_arguments(tool.spec.parameters, checked.call.arguments)
+            if problem is not None:
+                return _error(
+                    call, f"Not executed: {checked.note}, and {call.name} cannot take them: {problem}"
+                )
+        return tool, checked
+
+    def _context(self, call: ToolCall) -> ToolCallContext:
+        return ToolCallContext(call, self._signal, self._setup, self._history, self._emit, self._source)
+
+    def _valid(self, call: ToolCall) -> Tool | ToolResult:
+        """The tool ``call`` names when its arguments are valid for it, else the error result."""
         if call.arguments_error is not None:  # the model can correct this; the run goes on
             return _error(call, ARGUMENTS_UNUSABLE.format(problem=call.arguments_error))
         tool = self._tools.get(call.name)
@@ -177,36 +216,22 @@ class ToolScheduler:
         problem = validate_arguments(tool.spec.parameters, call.arguments)
         if problem is not None:
             return _error(call, f"Invalid arguments for {call.name}: {problem}")
-        arguments, note = call.arguments, ""
-        if self._before_tool is not None:
-            async with self._hook_lock:  # one question to the user at a time
-                answer = await self._before_tool(call, self._signal)
-            if isinstance(answer, Rewrite):  # checked like the model's own arguments: never run unchecked
-                arguments, note = answer.arguments, answer.note
-                problem = validate_arguments(tool.spec.parameters, arguments)
-                if problem is not None:
-                    return _error(call, f"Not executed: {note}, and {call.name} cannot take them: {problem}")
-            elif answer is not None:
-                if self._signal.aborted:  # R34: a question the abort cancelled; the call never started
-                    self.tally.not_started.append(call.id)
-                return _error(call, answer.reason)
-        return _Checked(tool, copy.deepcopy(dict(arguments)), note)  # a tool edits a copy of its arguments
+        return tool
 
-    async def _execute(self, call: ToolCall, checked: _Checked) -> ToolResult:
-        tool, args = checked.tool, checked.arguments
-        if checked.note:  # the after-tool hook sees the call that ran, not the one the model sent
-            call = msgspec.structs.replace(call, arguments=copy.deepcopy(dict(args)))
+    async def _execute(self, call: ToolCall, tool: Tool, ctx: ToolCallContext) -> ToolResult:
+        """Run ``tool`` with the arguments of ``ctx.call`` (a before-tool step may have changed them);
+        the result answers ``call``."""
+        args = copy.deepcopy(dict(ctx.call.arguments))  # a tool that edits its arguments edits a copy
         started = time.monotonic()
         live = LiveOutput(call.id, self._emit)
         try:
-            context = ToolCallContext(call.id, self._signal, live.feed)
-            output = await self._wait_for_tool(call, tool.run(args, context))
+            output = await self._wait_for_tool(call, tool.run(args, replace(ctx, on_update=live.feed)))
         finally:
             live.close()  # R3: nothing of this call is shown after its result
         elapsed_ms = int((time.monotonic() - started) * 1000)
         if output.interrupted and call.id not in self.tally.abandoned:
             self.tally.interrupted.append(call.id)
-        text = f"{output.output}\n\n[{checked.note}]" if checked.note else output.output
+        text = f"{output.output}\n\n[{ctx.note}]" if ctx.note else output.output  # what really ran
         result = ToolResult(
             call.id,
             call.name,
@@ -217,17 +242,17 @@ class ToolScheduler:
             details=output.details or None,
             images=output.images or None,
         )
-        return await self._after(call, result)
+        return await self._after(ctx, result)
 
-    async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
+    async def _after(self, ctx: ToolCallContext, result: ToolResult) -> ToolResult:
         """The after-tool hook's version of ``result``; the result as it was when the hook fails, or
         once the run is aborted (the model sees what really happened, nothing more runs)."""
         if self._after_tool is None or self._signal.aborted:
             return result
         try:
-            return await self._after_tool(call, result, self._signal)
+            return await self._after_tool(ctx, result)
         except Exception:
-            log.exception("the after-tool hook failed on %s", call.name)
+            log.exception("the after-tool hook failed on %s", ctx.call.name)
             return result
 
     async def _wait_for_tool(self, call: ToolCall, work: Awaitable[ToolOutput]) -> ToolOutput:

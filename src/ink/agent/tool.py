@@ -11,20 +11,28 @@ work it does (the permission policy's default, ACP's tool kind), and ``describe(
 call will touch (``paths``, ``command``) and gives it a short ``title``, without running anything. Its
 result may carry ``details`` for the user only (a file diff, an exit status; ``ink.ai.details``), and
 while it runs it may report output through ``ctx.on_update`` (shown as ``tool_update`` events).
+
+Every call is handled with one ``ToolCallContext`` (docs/design/call-context.md): the call, the set-up of
+the run it belongs to, a read-only view of the history, the run's ``emit``, the sub-agent it works for
+and the abort signal. The before-tool steps get it (one ordered list, ``LoopSetup.before_tool``), the tool
+gets it as the steps left it, and the after-tool hook gets it with the result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
 import msgspec
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import AgentEvent, Emit, Source
+from ink.agent.history import History, HistoryView
 from ink.ai.details import ToolDetail
 from ink.ai.messages import ToolCall, ToolImage, ToolResult
 from ink.ai.provider import ToolSpec
+from ink.vocabulary import Verdict as VerdictKind
 
 ToolKind: TypeAlias = Literal["read", "search", "edit", "execute", "fetch", "delegate", "other"]
 """read: reads files or data; search: finds files or text; edit: changes files (or other state);
@@ -62,13 +70,58 @@ def _ignore(_text: str) -> None:
     return None
 
 
-class ToolCallContext(msgspec.Struct, frozen=True):
-    """``on_update(text)``: more output of the running call (appended); the user sees a bounded, throttled
-    tail of it as ``tool_update`` events. Never raises, and costs little when called often."""
+def _drop(_event: AgentEvent) -> None:
+    return None
 
-    tool_call_id: str
+
+class Ruling(msgspec.Struct, frozen=True):
+    """What a before-tool step said of a call for a later step to weigh (``ToolCallContext.ruling``): the
+    pre_tool hooks' allow, ask or deny (None: nothing), why, and the arguments they would have the call
+    run with instead. The permission step weighs it against the rules and the mode (R37)."""
+
+    decision: VerdictKind | None = None
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+
+
+class RunSetup(Protocol):
+    """The set-up of the run a call belongs to, as a call sees it (``ink.agent.loop.LoopSetup`` is the
+    one the loop gives): read once when the run started, never changed while it goes on (R13)."""
+
+    @property
+    def tools(self) -> Sequence[Tool]: ...
+
+
+class ToolCallContext(msgspec.Struct, frozen=True):
+    """One tool call and everything it is handled with, made by the scheduler once the call's arguments
+    are valid: the same value for every before-tool step, the tool and the after-tool hook.
+
+    ``setup``: the set-up its run started with (a sub-agent starts from it). ``history``: the run's
+    history, to read. ``emit``: the run's events (a sub-agent's carry its ``source``). ``ruling``: what
+    an earlier step said of the call for a later one to weigh (the pre_tool hooks' answer, weighed by the
+    permission step). ``note``: told to the model with the result (a hook changed the call's arguments:
+    what really ran). ``on_update(text)``: more output of the running call (appended); the user sees a
+    bounded, throttled tail of it as ``tool_update`` events. Never raises, and costs little when called
+    often."""
+
+    call: ToolCall
     signal: AbortSignal
+    setup: RunSetup | None = None
+    history: HistoryView = msgspec.field(default_factory=History)
+    emit: Emit = _drop
+    source: Source | None = None
+    ruling: Ruling | None = None
+    note: str = ""
     on_update: Callable[[str], None] = _ignore
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.call.id
+
+    @property
+    def tool(self) -> Tool | None:
+        """The tool the call names among its run's tools; None for a name the run does not know."""
+        return find_tool(self.setup.tools, self.call.name) if self.setup is not None else None
 
 
 class Tool(Protocol):
@@ -113,21 +166,16 @@ def kind_of(tool: Tool | None) -> ToolKind:
 
 
 class Refusal(msgspec.Struct, frozen=True):
-    """A pre-execution hook's "no": the model sees ``reason`` as the call's error result (R4)."""
+    """A before-tool step's "no": the model sees ``reason`` as the call's error result (R4)."""
 
     reason: str
 
 
-class Rewrite(msgspec.Struct, frozen=True):
-    """A pre-execution hook's "yes, with these arguments" (a hook's ``updatedInput``): the call runs with
-    ``arguments``, judged by the hook as a new call; ``note`` is appended to the result the model reads,
-    so it knows what really ran. Arguments the tool's schema refuses make the call's result an error."""
-
-    arguments: dict[str, Any]
-    note: str
-
-
-BeforeToolHook = Callable[[ToolCall, AbortSignal], Awaitable[Refusal | Rewrite | None]]
-AfterToolHook = Callable[[ToolCall, ToolResult, AbortSignal], Awaitable[ToolResult]]
+BeforeToolStep: TypeAlias = Callable[[ToolCallContext], Awaitable["Refusal | ToolCallContext | None"]]
+"""One check a call passes before it runs (``LoopSetup.before_tool`` lists them, in order). None: no
+objection, the next step is asked. A ``Refusal``: the call is not run, and no later step is asked. A
+``ToolCallContext``: go on with it: with a ``ruling`` for a later step to weigh, or with a changed
+``call`` (and a ``note`` saying so), which the later steps judge and the tool runs with."""
+AfterToolHook: TypeAlias = Callable[[ToolCallContext, ToolResult], Awaitable[ToolResult]]
 """Sees each executed call's result before anyone else and may return a changed one (a note appended
 for the model). Not called for calls that never ran. An exception keeps the result as it was."""

@@ -189,14 +189,9 @@ class Checkpoints:
         while self._chain is not None and not self._chain.done():
             await asyncio.wait({self._chain})  # never raises, never cancels it
 
-    def gate(self, inner: Callable[..., Awaitable[Any]] | None) -> Callable[..., Awaitable[Any]]:
-        """A ``before_tool`` hook: the pending checkpoint first, then ``inner`` (the permission check)."""
-
-        async def before_tool(call: Any, signal: Any) -> Any:
-            await self.settled()
-            return await inner(call, signal) if inner is not None else None
-
-        return before_tool
+    async def gate(self, _ctx: object) -> None:
+        """A before-tool step: the call waits for the pending checkpoint; never refuses."""
+        await self.settled()
 
     async def close_run(self, run_id: str) -> list[str] | None:
         """The end snapshot of an aborted run begun now, before its ``run_end``, and the files the run

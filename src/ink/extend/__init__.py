@@ -1,5 +1,5 @@
 """User logic around the run: custom commands' tool limits and hooks (docs/commands.md, docs/hooks.md).
 
-Everything here plugs into the loop through its existing seams (``BeforeToolHook`` and friends) and is
-assembled by ``ink.wiring``; nothing here knows a frontend.
+Everything here plugs into the loop through its seams (before-tool steps and friends, each given the
+call's ``ToolCallContext``) and is assembled by ``ink.wiring``; nothing here knows a frontend.
 """

@@ -5,38 +5,34 @@ result (R4), with the reason the model needs to carry on without it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ink.agent.abort import AbortSignal
-from ink.agent.history import History
-from ink.agent.tool import BeforeToolHook, Refusal, Rewrite
-from ink.ai.messages import ToolCall, UserMessage
+from ink.agent.history import HistoryView
+from ink.agent.tool import Refusal, ToolCallContext
+from ink.ai.messages import UserMessage
 
 
 class CommandToolLimit:
-    """A ``BeforeToolHook`` in front of ``inner``: the limits are keyed by the command's input id."""
+    """A before-tool step: the limits are keyed by the command's input id, and the call's history says
+    which prompt is the latest."""
 
-    def __init__(self, history: Callable[[], History], inner: BeforeToolHook | None) -> None:
-        self._history = history
-        self.inner = inner
+    def __init__(self) -> None:
         self.limits: dict[str, tuple[str, frozenset[str]]] = {}  # input id -> (command name, tools)
 
     def limit(self, input_id: str, command: str, tools: frozenset[str]) -> None:
         self.limits[input_id] = (command, tools)
 
-    def current(self) -> tuple[str, frozenset[str]] | None:
-        for message in reversed(self._history().messages):
+    def current(self, history: HistoryView) -> tuple[str, frozenset[str]] | None:
+        for message in reversed(history.messages):
             if isinstance(message, UserMessage) and message.kind == "prompt":
                 return self.limits.get(message.input_id or "")
         return None
 
-    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | Rewrite | None:
-        found = self.current() if self.limits else None
-        if found is not None and call.name not in found[1]:
+    async def __call__(self, ctx: ToolCallContext) -> Refusal | None:
+        found = self.current(ctx.history) if self.limits else None
+        if found is not None and ctx.call.name not in found[1]:
             command, tools = found
             allowed = ", ".join(sorted(tools)) or "none"
             return Refusal(
                 f"Not executed: the /{command} command allows only these tools: {allowed}. "
                 "Do the task with them, or tell the user what else you need."
             )
-        return await self.inner(call, signal) if self.inner is not None else None
+        return None

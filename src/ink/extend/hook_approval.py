@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import Source
 from ink.ai.messages import ToolCall
 from ink.config.hooks import HookSpec
 from ink.config.pinning import pin_command
@@ -33,7 +34,9 @@ APPROVAL_NAME = "project_hooks"
 class Asker(Protocol):
     """Puts a question to the user (``ink.run.permissions.PermissionBroker``)."""
 
-    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> str: ...
+    async def ask(
+        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: Source | None = None
+    ) -> str: ...
 
 
 class ProjectHookApproval:
@@ -64,20 +67,23 @@ class ProjectHookApproval:
             shown += [f"{hook.event}: {line}" for line in pin.lines()[1:]]
         return json.dumps(entries).encode(), shown
 
-    async def approved(self, signal: AbortSignal) -> bool:
+    async def approved(self, signal: AbortSignal, source: Source | None = None) -> bool:
         """Whether the project's hooks may run now; asks once per session, and again when what the answer
-        pinned changed (a hook, a script it names)."""
+        pinned changed (a hook, a script it names). The question carries ``source``: the sub-agent whose
+        call needs the hooks (R7)."""
         if not self._hooks:
             return True
         async with self._lock:  # concurrent tool calls: one question
             data, shown = self._pins()
             if self._decided is None or self._decided[0] != data:
-                decided = await self._decide(signal, data, shown)
+                decided = await self._decide(signal, data, shown, source)
                 self._decided = None if decided is None else (data, decided)
                 return bool(decided)
             return self._decided[1]
 
-    async def _decide(self, signal: AbortSignal, data: bytes, pins: list[str]) -> bool | None:
+    async def _decide(
+        self, signal: AbortSignal, data: bytes, pins: list[str], source: Source | None
+    ) -> bool | None:
         """None: an abort ended the question; it is asked again next time, and nothing runs now."""
         if self._record.trusts(self._file, data):
             return True
@@ -93,7 +99,7 @@ class ProjectHookApproval:
         why = f"{self._file} defines hooks: shell commands that would run on your machine"
         if pins:
             why += "; approving them also pins: " + "; ".join(pins)
-        decision = await self._asker.ask(call, signal, why)
+        decision = await self._asker.ask(call, signal, why, source)
         if decision == "always":
             try:
                 self._record.trust(self._file, data)

@@ -1,12 +1,12 @@
 """Hooks around the run (docs/hooks.md): the configured commands, plugged into the loop's seams.
 
     hooks = HookSet(settings.hooks, context, approval)
-    permission = build_permission_hook(..., pre_tool=hooks.pre_tool)     # ink.permissions
-    setup = replace(setup, before_tool=permission, after_tool=hooks.after_tool,
+    setup = replace(setup, before_tool=(..., hooks.before_tool, permission), after_tool=hooks.after_tool,
                     on_prompt=hooks.on_prompt, on_stop=hooks.on_stop)
 
-- ``pre_tool``: ``pre_tool`` gives the hooks' combined answer (deny, ask, allow, an ``updatedInput``)
-  to the permission hook, which weighs it against the rules and the mode in the one precedence (R37,
+- ``pre_tool`` (the step ``before_tool`` of the before-tool chain): the hooks' combined answer (deny,
+  ask, allow, an ``updatedInput``) goes on in the call's context (``ruling``) to the permission step,
+  which weighs it against the rules and the mode in the one precedence (R37,
   ``ink.permissions.precedence``): a hook's allow never beats a deny rule. A pre_tool hook that fails,
   times out, or answers something unreadable or too long denies the call, with a reason (R39).
 - ``post_tool``: a block reason or added context is appended to the result the model reads.
@@ -30,7 +30,9 @@ import msgspec
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
+from ink.agent.events import Source
 from ink.agent.loop import PendingInput, PromptCheck
+from ink.agent.tool import Ruling, ToolCallContext
 from ink.ai.messages import ToolCall, ToolResult
 from ink.config.hooks import HookEvent, HookSpec
 from ink.extend.hook_approval import ProjectHookApproval
@@ -73,13 +75,19 @@ class HookSet:
         return any(h.event == event for h in self._hooks)
 
     async def run(
-        self, event: HookEvent, fields: Mapping[str, Any], signal: AbortSignal, tool: str | None = None
+        self,
+        event: HookEvent,
+        fields: Mapping[str, Any],
+        signal: AbortSignal,
+        tool: str | None = None,
+        source: Source | None = None,
     ) -> HookAnswer:
-        """Every matching hook of ``event`` in order, their answers combined; stops at a denial."""
+        """Every matching hook of ``event`` in order, their answers combined; stops at a denial.
+        ``source``: the sub-agent the event is of (its approval question carries it, R7)."""
         session_id, transcript = self._ctx.session()
         payload = base_event(event, self._ctx.cwd, session_id, transcript) | dict(fields)
         allowed, contexts = False, []
-        for hook in await self._chosen(event, tool, signal):
+        for hook in await self._chosen(event, tool, signal, source):
             answer = await self._one(hook, payload, signal)
             if answer.context:
                 contexts.append(answer.context)
@@ -88,11 +96,13 @@ class HookSet:
             allowed = allowed or answer.decision == "allow"
         return HookAnswer("allow" if allowed else None, context="\n\n".join(contexts))
 
-    async def _chosen(self, event: HookEvent, tool: str | None, signal: AbortSignal) -> list[HookSpec]:
+    async def _chosen(
+        self, event: HookEvent, tool: str | None, signal: AbortSignal, source: Source | None = None
+    ) -> list[HookSpec]:
         """The hooks of ``event`` that apply to ``tool``. A project's are dropped unless approved, and
         the approval comes first: nothing of a project's hook, its matcher included, is evaluated before."""
         hooks = [h for h in self._hooks if h.event == event]
-        if any(h.scope == "project" for h in hooks) and not await self._approval.approved(signal):
+        if any(h.scope == "project" for h in hooks) and not await self._approval.approved(signal, source):
             hooks = [h for h in hooks if h.scope != "project"]
         return [h for h in hooks if self._matches(h, tool)]
 
@@ -113,7 +123,17 @@ class HookSet:
 
     # -- the loop's seams --------------------------------------------------------------------------
 
-    async def pre_tool(self, call: ToolCall, signal: AbortSignal) -> HookAnswer:
+    async def before_tool(self, ctx: ToolCallContext) -> ToolCallContext | None:
+        """The pre_tool hooks as a step of the before-tool chain: their answer goes on in the call's
+        context (``ruling``) for the permission step to weigh; nothing is decided here."""
+        if not self.has("pre_tool"):
+            return None
+        answer = await self.pre_tool(ctx.call, ctx.signal, ctx.source)
+        if answer.decision is None and answer.updated_input is None:
+            return None
+        return replace(ctx, ruling=Ruling(answer.decision, answer.reason, answer.updated_input))
+
+    async def pre_tool(self, call: ToolCall, signal: AbortSignal, source: Source | None = None) -> HookAnswer:
         """The pre_tool hooks' combined answer on ``call``: the first deny ends it; an ask outweighs an
         allow. A hook's ``updatedInput`` becomes the input every later hook reads, and the answer's
         ``updated_input`` (in the tool's own argument names); an allow given before it was for another
@@ -126,7 +146,7 @@ class HookSet:
         arguments: dict[str, Any] | None = None
         said: Verdict | None = None
         reasons: list[str] = []
-        for hook in await self._chosen("pre_tool", call.name, signal):
+        for hook in await self._chosen("pre_tool", call.name, signal, source):
             answer = await self._one(hook, fields, signal)
             if answer.decision == "deny":
                 return replace(answer, updated_input=arguments)
@@ -141,13 +161,14 @@ class HookSet:
                 reasons.append(answer.reason)
         return HookAnswer(said, "; ".join(reasons), updated_input=arguments)
 
-    async def after_tool(self, call: ToolCall, result: ToolResult, signal: AbortSignal) -> ToolResult:
+    async def after_tool(self, ctx: ToolCallContext, result: ToolResult) -> ToolResult:
         if not self.has("post_tool"):
             return result
+        call = ctx.call
         fields = tool_fields(call, self._ctx.cwd) | {
             "tool_response": tool_response(result, call, self._ctx.cwd)
         }
-        answer = await self.run("post_tool", fields, signal, call.name)
+        answer = await self.run("post_tool", fields, ctx.signal, call.name, ctx.source)
         notes = [f"[post_tool hook] {text}" for text in (answer.reason, answer.context) if text]
         if not notes:
             return result

@@ -5,6 +5,9 @@ and its own abort signal, linked to the run's: an abort of the run reaches every
 tools (R17, R35), and one sub-agent can be stopped or steered alone (``SubAgents.abort`` / ``steer``),
 after which the parent gets an honest result with the partial work (R33). Every event of a sub-agent is
 re-emitted with ``source = Source(call id, type)`` (R7); its model calls count into the run's usage.
+
+A sub-agent starts from the set-up its parent run started with (``ctx.setup``), never from whatever the
+app would give the next run: a model switched while the run goes on reaches neither (R13).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import msgspec
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import CURRENT_SOURCE, AgentEvent, Source
+from ink.agent.events import AgentEvent, Emit, Source
 from ink.agent.history import History, HistoryChange
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput, kind_of
@@ -69,14 +72,10 @@ class TaskTool:
     def __init__(
         self,
         types: Mapping[str, AgentType],
-        setup: Callable[[], LoopSetup],
-        emit: Callable[[AgentEvent], None],
         agents: SubAgents,
         transcripts: Callable[[], Path | None] = lambda: None,
     ) -> None:
         self._types = dict(types)
-        self._setup = setup
-        self._emit = emit
         self.agents = agents
         self._transcripts = transcripts
 
@@ -112,42 +111,30 @@ class TaskTool:
             return ToolOutput(
                 f"Unknown agent type {args.get('agent')!r}; known: {', '.join(self._types)}.", is_error=True
             )
+        if not isinstance(ctx.setup, LoopSetup):  # the loop always hands its own
+            return ToolOutput("A sub-agent can only start from a run of ink's loop.", is_error=True)
         source = Source(ctx.tool_call_id, kind.name)
         agent = RunningAgent(source, AbortSignal())
         remove = ctx.signal.on_abort(agent.signal.abort)  # R17: the run's abort reaches the sub-agent
         self.agents.running[source.id] = agent
         history = History()
         stop_recording = self._record(history, source)
-        CURRENT_SOURCE.set(source)  # this call's own task: its questions to the user carry the source
         try:
-            result = await self._run(kind, agent, history, str(args["prompt"]))
+            setup = _sub_agent_setup(ctx.setup, kind, source)
+            result = await self._run(setup, agent, history, str(args["prompt"]), ctx.emit)
         finally:
             remove()
             stop_recording()
             self.agents.running.pop(source.id, None)
         return _output(kind, result, history, agent.signal)
 
-    async def _run(self, kind: AgentType, agent: RunningAgent, history: History, prompt: str) -> LoopResult:
-        parent = self._setup()
-        tools = [
-            t
-            for t in parent.tools
-            if kind_of(t) != "delegate"  # a sub-agent starts none of its own
-            and (kind.tools is None or t.spec.name in kind.tools)
-            and (kind.kinds is None or kind_of(t) in kind.kinds)
-        ]
-        setup = replace(
-            parent,
-            system_prompt=f"{kind.prompt}\n\n{CONTEXT_HEADING}\n\n{parent.system_prompt}",
-            tools=tuple(tools),
-            model=kind.model or parent.model,
-            on_prompt=None,
-            on_stop=None,
-        )
+    async def _run(
+        self, setup: LoopSetup, agent: RunningAgent, history: History, prompt: str, parent_emit: Emit
+    ) -> LoopResult:
         first = [PendingInput(f"{agent.source.id}-prompt", prompt, "steer")]
 
         def emit(event: AgentEvent) -> None:
-            self._emit(replace(event, source=agent.source))
+            parent_emit(replace(event, source=agent.source))
 
         return await run_loop(history, first, setup, agent.signal, emit, _Inbox(agent))
 
@@ -170,6 +157,27 @@ class TaskTool:
                 pass  # the transcript is a record for the user; the run does not depend on it
 
         return history.subscribe(write)
+
+
+def _sub_agent_setup(parent: LoopSetup, kind: AgentType, source: Source) -> LoopSetup:
+    """The parent run's set-up narrowed to the agent type: its prompt first, its tools (never another
+    ``task``), its model if it names one; no prompt or stop hooks (they are the user's run's)."""
+    tools = [
+        t
+        for t in parent.tools
+        if kind_of(t) != "delegate"  # a sub-agent starts none of its own
+        and (kind.tools is None or t.spec.name in kind.tools)
+        and (kind.kinds is None or kind_of(t) in kind.kinds)
+    ]
+    return replace(
+        parent,
+        system_prompt=f"{kind.prompt}\n\n{CONTEXT_HEADING}\n\n{parent.system_prompt}",
+        tools=tuple(tools),
+        model=kind.model or parent.model,
+        on_prompt=None,
+        on_stop=None,
+        source=source,
+    )
 
 
 class _Inbox:

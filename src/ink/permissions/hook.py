@@ -1,10 +1,11 @@
-"""The pre-execution hook: the pre_tool hooks' answer, the policy's layers, the one precedence that
+"""The permission step: the pre_tool hooks' answer, the policy's layers, the one precedence that
 combines them (``precedence.decide``, R37), the question to the user when it says "ask", and the result
 the model sees when the answer is no (R4: a refused call gets an error result; the run goes on).
 
 A pre_tool hook's ``updatedInput`` makes a new call: its arguments are checked against the tool's schema
 (arguments it cannot take refuse the call with a warning: it never runs unchanged) and judged from the
-start, deny rules included; the call then runs with them (``Rewrite``) and the model is told.
+start, deny rules included; the call then runs with them (the context of the new call goes on) and the
+model is told.
 
 Answers: ``allow`` runs the call; ``always`` also remembers a rule (in memory at once, and in the
 project's ``.ink/permissions.toml``); ``deny`` and ``timeout`` refuse it; ``cancelled`` (an abort while
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.tool import Refusal, Rewrite
+from ink.agent.events import Source
+from ink.agent.tool import Refusal, Tool, ToolCallContext
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall
 from ink.config.rules import parse_rule
@@ -32,7 +34,6 @@ from ink.permissions.policy import PermissionPolicy
 from ink.permissions.precedence import HookRuling, Verdict, decide
 from ink.redaction import Redactor
 from ink.vocabulary import Decision
-from ink.vocabulary import Verdict as VerdictKind
 
 log = logging.getLogger(__name__)
 
@@ -41,33 +42,22 @@ GIVE_UP = "Do not retry it or try to get around this; tell the user what you cou
 SHOWN_ARGUMENTS = 2000  # characters of a hook's changed arguments quoted to the model and the user
 
 
-class PreToolAnswer(Protocol):
-    """The pre_tool hooks' combined answer (``ink.extend.hooks.HookSet.pre_tool``)."""
-
-    @property
-    def decision(self) -> VerdictKind | None: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def updated_input(self) -> dict[str, Any] | None: ...
-
-
-PreToolHooks = Callable[[ToolCall, AbortSignal], Awaitable[PreToolAnswer]]
-
-
 class Asker(Protocol):
     """Puts a question to the user (``ink.run.permissions.PermissionBroker``)."""
 
     timeout_seconds: float | None
 
-    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> Decision: ...
+    async def ask(
+        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: Source | None = None
+    ) -> Decision: ...
 
 
 class PermissionHook:
-    """A ``BeforeToolHook``. ``asker`` None: nobody can answer (print mode). ``pre_tool``: the pre_tool
-    hooks, heard first (None: there are none). ``notify`` shows the user a warning (a refusal in print
-    mode, an "always" that could not be saved, a hook's change to a call); what it shows passes through
-    ``redact`` first, and an "always" rule that would hold a secret is kept for this process only."""
+    """The permission step, last of the before-tool chain: it weighs the pre_tool hooks' answer
+    (``ctx.ruling``) with the rules and the mode. ``asker`` None: nobody can answer (print mode).
+    ``notify`` shows the user a warning (a refusal in print mode, an "always" that could not be saved, a
+    hook's change to a call); what it shows passes through ``redact`` first, and an "always" rule that
+    would hold a secret is kept for this process only."""
 
     def __init__(
         self,
@@ -77,38 +67,39 @@ class PermissionHook:
         memory: PermissionMemory | None = None,
         notify: Callable[[str], None] | None = None,
         redact: Callable[[str], str] | None = None,
-        pre_tool: PreToolHooks | None = None,
     ) -> None:
         self.policy = policy
-        self.pre_tool = pre_tool
         self.asker = asker
         self.memory = memory
         self.redact = redact or Redactor()
         self._show = notify or (lambda text: log.warning("%s", text))
 
-    async def __call__(self, call: ToolCall, signal: AbortSignal) -> Refusal | Rewrite | None:
-        """Never raises for a refusal: it is returned. Cancel-safe: the broker answers an abort itself."""
-        hooks = await self.pre_tool(call, signal) if self.pre_tool is not None else None
+    async def __call__(self, ctx: ToolCallContext) -> Refusal | ToolCallContext | None:
+        """Never raises for a refusal: it is returned. Cancel-safe: the broker answers an abort itself.
+        The call is judged by what its tool, among its run's, says of itself; a hook's changed arguments
+        come back as the context of the new call, with a note for the model."""
+        call, hooks = ctx.call, ctx.ruling
         ruling = HookRuling(hooks.decision, hooks.reason) if hooks is not None else None
         changed = hooks.updated_input if hooks is not None else None
         if changed is None or changed == dict(call.arguments):
-            return await self._judge(call, ruling, signal)
-        problem = self._unusable(call.name, changed)
+            return await self._judge(ctx, ruling)
+        problem = _unusable(ctx.tool, call.name, changed)
         if problem is not None:
             self.notify(
                 f"refused the {call.name} call: a pre_tool hook changed its arguments to ones {problem}"
             )
             return Refusal(f"Not executed: a pre_tool hook changed this call's arguments to ones {problem}.")
-        call = replace(call, arguments=changed)  # a new call, judged from the start (R37)
+        ctx = replace(ctx, call=replace(call, arguments=changed))  # a new call, judged from the start (R37)
         shown = _bounded(json.dumps(changed, ensure_ascii=False))
-        refusal = await self._judge(call, ruling, signal)
-        if refusal is None:
-            self.notify(f"a pre_tool hook changed the {call.name} call; it runs as {shown}")
-            return Rewrite(changed, f"a pre_tool hook changed this call's arguments; it ran as {shown}")
-        return refusal
+        refusal = await self._judge(ctx, ruling)
+        if refusal is not None:
+            return refusal
+        self.notify(f"a pre_tool hook changed the {call.name} call; it runs as {shown}")
+        return replace(ctx, note=f"a pre_tool hook changed this call's arguments; it ran as {shown}")
 
-    async def _judge(self, call: ToolCall, hook: HookRuling | None, signal: AbortSignal) -> Refusal | None:
-        verdict = decide(self.policy.assess(call.name, call.arguments), hook)
+    async def _judge(self, ctx: ToolCallContext, hook: HookRuling | None) -> Refusal | None:
+        call = ctx.call
+        verdict = decide(self.policy.assess(ctx.tool, call.name, call.arguments), hook)
         if verdict.kind == "allow":
             return None
         if verdict.kind == "deny" and verdict.by == "hook":
@@ -118,16 +109,8 @@ class PermissionHook:
             return Refusal(f"Not executed: {verdict.what} is forbidden by {rule}. {GIVE_UP}")
         if self.asker is None:
             return self._nobody_to_ask(verdict)
-        decision = await self.asker.ask(call, signal, verdict.why)
+        decision = await self.asker.ask(call, ctx.signal, verdict.why, ctx.source)
         return self._answered(decision, verdict)
-
-    def _unusable(self, name: str, arguments: Mapping[str, Any]) -> str | None:
-        """Why ``arguments`` cannot be given to the tool ``name`` (its schema refuses them), or None."""
-        tool = self.policy.tools(name)
-        if tool is None:
-            return f"no tool {name!r} can take"
-        problem = validate_arguments(tool.spec.parameters, arguments)
-        return None if problem is None else f"the tool cannot take ({problem})"
 
     def _answered(self, decision: Decision, verdict: Verdict) -> Refusal | None:
         if decision == "allow":
@@ -195,6 +178,14 @@ class PermissionHook:
             f"Not executed: {verdict.what} needs the user's permission ({verdict.why}), and nobody can "
             f"answer in this non-interactive run. The user can allow it by running ink with {how}. " + GIVE_UP
         )
+
+
+def _unusable(tool: Tool | None, name: str, arguments: Mapping[str, Any]) -> str | None:
+    """Why ``arguments`` cannot be given to ``tool`` (its schema refuses them), or None."""
+    if tool is None:
+        return f"no tool {name!r} can take"
+    problem = validate_arguments(tool.spec.parameters, arguments)
+    return None if problem is None else f"the tool cannot take ({problem})"
 
 
 def _bounded(text: str) -> str:

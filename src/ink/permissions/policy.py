@@ -38,37 +38,43 @@ HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/t
 MAX_SHOWN = 200  # characters of a command quoted in a message
 
 
+def _unknown(_name: str) -> Tool | None:
+    return None
+
+
 class PermissionPolicy:
-    """``tools`` finds the tool the model calls by a name (None: no such tool, judged as ``other``)."""
+    """``tools`` finds a tool by the name the model calls it (None: no such tool, judged as ``other``)
+    for ``check``; the permission step gives ``judge`` the tool of the call's own run."""
 
     def __init__(
         self,
         mode: PermissionMode,
         rules: RuleSet,
         root: str | os.PathLike[str],
-        tools: Callable[[str], Tool | None],
+        tools: Callable[[str], Tool | None] = _unknown,
     ) -> None:
         self.mode = mode
         self.rules = rules
         self.root = Path(os.path.realpath(root))
         self.tools = tools
 
-    def check(self, tool: str, args: Mapping[str, Any]) -> Verdict:
-        """The verdict on calling ``tool`` with ``args`` when no hook has a say (``decide`` alone)."""
-        return decide(self.assess(tool, args))
+    def check(self, name: str, args: Mapping[str, Any]) -> Verdict:
+        """The verdict on calling the tool named ``name`` (found with ``tools``) with ``args`` when no
+        hook has a say (``decide`` alone)."""
+        return decide(self.assess(self.tools(name), name, args))
 
-    def assess(self, tool: str, args: Mapping[str, Any]) -> Assessment:
-        """What each layer finds for calling ``tool`` with ``args`` (already validated against its schema).
-        Never raises: a path the system cannot even resolve (a NUL byte in it) makes the call ask (but in
-        yolo: the system cannot use such a path either, and the tool reports it)."""
+    def assess(self, tool: Tool | None, name: str, args: Mapping[str, Any]) -> Assessment:
+        """What each layer finds for calling ``tool`` (None: unknown), named ``name``, with ``args``
+        (already validated against its schema). Never raises: a path the system cannot even resolve (a
+        NUL byte in it) makes the call ask (but in yolo: the system cannot use such a path either, and
+        the tool reports it)."""
         try:
-            return self._assess(tool, args)
+            return self._assess(tool, name, args)
         except (ValueError, OSError) as exc:
             why = f"ink could not check it ({type(exc).__name__}: {exc})"
-            return self._found(f"the {tool} call", why=why, least_mode="yolo")
+            return self._found(f"the {name} call", why=why, least_mode="yolo")
 
-    def _assess(self, name: str, args: Mapping[str, Any]) -> Assessment:
-        tool = self.tools(name)
+    def _assess(self, tool: Tool | None, name: str, args: Mapping[str, Any]) -> Assessment:
         # describe() itself, not describe_call: a path it cannot resolve must reach assess()'s handler
         call = tool.describe(args) if tool is not None else CallDescription(name)
         subject = Subject(name, kind_of(tool))

@@ -175,10 +175,7 @@ class RunController:
 
     def emit(self, event: RunEvent) -> None:
         """Announce an event to every listener: for work done on the controller's behalf (a compaction
-        run by ``run_command``, a sub-agent) that has no loop to emit through. A sub-agent's model calls
-        count into its run's usage: they roll up into the parent run."""
-        if isinstance(event, MessageEnd) and event.source is not None:
-            self._sub_agent_usage += event.usage
+        run by ``run_command``) that has no loop to emit through."""
         self._emit(event)
 
     def queue(self) -> tuple[QueuedInput, ...]:
@@ -447,6 +444,8 @@ class RunController:
         self._emit(QueueUpdate(self._ledger.snapshot()))
 
     def _emit(self, event: RunEvent) -> None:
+        if isinstance(event, MessageEnd) and event.source is not None:
+            self._sub_agent_usage += event.usage  # a sub-agent's model calls roll up into its run's usage
         for listener in tuple(self._listeners):
             try:
                 listener(event)

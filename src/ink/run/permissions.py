@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import CURRENT_SOURCE
+from ink.agent.events import Source
 from ink.ai.messages import ToolCall
 from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
 from ink.vocabulary import Answer, Decision
@@ -45,9 +45,11 @@ class PermissionBroker:
     def open_questions(self) -> list[OpenQuestion]:
         return [question for question, _ in self._open.values()]
 
-    async def ask(self, call: ToolCall, signal: AbortSignal, reason: str = "") -> Decision:
-        """Ask the user about ``call`` (``reason``: why it needs asking). Never raises for a missing
-        answer: returns the decision."""
+    async def ask(
+        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: Source | None = None
+    ) -> Decision:
+        """Ask the user about ``call`` (``reason``: why it needs asking; ``source``: the sub-agent whose
+        call it is, R7). Never raises for a missing answer: returns the decision."""
         if signal.aborted:
             return "cancelled"
         request_id = f"perm-{next(self._ids)}"
@@ -55,7 +57,6 @@ class PermissionBroker:
         question = OpenQuestion(request_id, call.id, call.name, call.arguments, reason)
         self._open[request_id] = (question, future)
         remove = signal.on_abort(lambda _reason: future.cancel())
-        source = CURRENT_SOURCE.get()  # a sub-agent's question is tagged with it (R7)
         self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments, reason or None, source))
         decision: Decision
         try:

@@ -13,7 +13,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
 from ink.agent.history import History
 from ink.agent.tasks import Tasks
-from ink.agent.tool import BeforeToolHook, Tool
+from ink.agent.tool import BeforeToolStep, Tool
 from ink.ai.provider import Provider, ToolSpec
 from ink.config import Settings
 from ink.config.commands import CommandBook
@@ -57,7 +57,7 @@ class App:
         tasks: Tasks,
         sessions: SessionStore | None = None,
         session: SessionHandle | None = None,
-        before_tool: BeforeToolHook | None = None,
+        before_tool: BeforeToolStep | None = None,
         commands: CommandBook | None = None,
         command_limit: CommandToolLimit | None = None,
         agents: SubAgents | None = None,
@@ -75,9 +75,9 @@ class App:
         self.tasks = tasks  # every background task of the app (reply drains, run drivers, part work)
         self.sessions = sessions
         self.session = session
-        self.before_tool = before_tool  # the permission hook, last of the controller's checks
+        self.before_tool = before_tool  # the permission step, last of the before-tool chain
         self.commands = commands or CommandBook()  # custom slash commands (docs/commands.md)
-        self.command_limit = command_limit  # the controller's before_tool: the checks, in order
+        self.command_limit = command_limit  # a step of the before-tool chain: custom commands' tools
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
         self.checkpoints = checkpoints  # of the workspace, for rewind (docs/rewind.md)

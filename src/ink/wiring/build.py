@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import msgspec
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, Notice
+from ink.agent.events import Notice
 from ink.agent.history import History
 from ink.agent.loop import LoopSetup
 from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tasks import Tasks
-from ink.agent.tool import BeforeToolHook, Tool, find_tool
+from ink.agent.tool import BeforeToolStep, Tool
 from ink.ai.provider import Provider
 from ink.config import Settings
 from ink.config.commands import load_commands
@@ -41,11 +41,11 @@ from ink.sandbox import Sandbox
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.app import App
+from ink.wiring.chain import before_tool_chain
 from ink.wiring.sandboxing import build_sandbox
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
-    from ink.permissions.hook import PreToolHooks
     from ink.rewind import SessionCheckpoints
     from ink.store import SessionHandle, SessionInfo, SessionStore
     from ink.wiring.parts import AppPart
@@ -68,7 +68,7 @@ class AppChoices(TypedDict, total=False):
     ``start_app`` to ``build_app`` (whose parameters say what each means)."""
 
     session: SessionChoice
-    before_tool: BeforeToolHook | None
+    before_tool: BeforeToolStep | None
     force_exit: Callable[[int], None] | None
     can_ask: bool
     checkpoints: bool
@@ -78,7 +78,7 @@ def build_app(
     settings: Settings,
     *,
     session: SessionChoice = NEW_SESSION,
-    before_tool: BeforeToolHook | None = None,
+    before_tool: BeforeToolStep | None = None,
     force_exit: Callable[[int], None] | None = None,
     can_ask: bool = True,
     checkpoints: bool = True,
@@ -89,9 +89,10 @@ def build_app(
     ``SessionError`` (a clear one-line message) when the session asked for cannot be found or opened;
     nothing else for valid ``Settings``.
 
-    Permissions: unless ``before_tool`` replaces it (and the pre_tool hooks with it), the hook is built
-    from the settings (mode, rules, pre_tool hooks,
-    remembered answers) and asks through ``controller.permissions``, whose events the frontend answers.
+    Permissions: unless ``before_tool`` replaces it (and the pre_tool hooks with it), the permission
+    step (last of the before-tool chain, ``ink.wiring.chain``) is built from the settings (mode, rules,
+    remembered answers; the pre_tool hooks just before it) and asks through ``controller.permissions``,
+    whose events the frontend answers.
     ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
     ``checkpoints``: snapshot the workspace before each input, for rewind (``ink.rewind``): taken as
     each input enters the history, kept with the open session, waited for by every tool call that may
@@ -116,18 +117,12 @@ def build_app(
         if settings.hooks
         else None
     )
-    permission = before_tool or permission_hook(
-        settings,
-        lambda name: find_tool(controller.setup.tools, name),
-        broker if can_ask else None,
-        notify,
-        hooks.pre_tool if hooks is not None else None,
-    )
-    limit = CommandToolLimit(lambda: controller.history, permission)
+    permission = before_tool or permission_hook(settings, broker if can_ask else None, notify)
+    limit = CommandToolLimit()
     rewind = _session_checkpoints(settings, lambda: controller) if checkpoints else None
-    gate = rewind.gate(limit) if rewind is not None else limit  # first in the chain: see ink.rewind
+    chain = before_tool_chain(rewind, limit, hooks if before_tool is None else None, permission)
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
-    agents, task = build_task_tool(settings, lambda: controller.setup, emit, lambda: app.session)
+    agents, task = build_task_tool(settings, lambda: app.session)
     tools = (*build_tools(settings, processes, sandbox), task)
     usage = _usage_totals(handle)
     prompt = build_system_prompt([t.spec for t in tools], Environment.detect(settings.cwd))
@@ -140,7 +135,7 @@ def build_app(
         max_iterations=settings.max_iterations,
         max_tokens=settings.max_tokens,
         scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
-        before_tool=gate,
+        before_tool=chain,
         after_tool=hooks.after_tool if hooks is not None else None,
         on_prompt=hooks.on_prompt if hooks is not None else None,
         on_stop=hooks.on_stop if hooks is not None else None,
@@ -191,13 +186,10 @@ def _session_checkpoints(settings: Settings, controller: Callable[[], RunControl
 
 
 def build_task_tool(
-    settings: Settings,
-    setup: Callable[[], LoopSetup],
-    emit: Callable[[AgentEvent], None],
-    session: Callable[[], SessionHandle | None],
+    settings: Settings, session: Callable[[], SessionHandle | None]
 ) -> tuple[SubAgents, Tool]:
-    """The ``task`` tool (docs/subagents.md): sub-agents run on the controller's current ``setup`` and
-    emit through it; transcripts go next to the session file."""
+    """The ``task`` tool (docs/subagents.md): sub-agents start from their run's set-up and emit through
+    it; transcripts go next to the session file."""
     from ink.config.agents import load_agent_types
     from ink.extend.task import TaskTool
 
@@ -210,7 +202,7 @@ def build_task_tool(
         return handle.path.with_suffix(".subagents") if handle is not None else None
 
     agents = SubAgents()
-    return agents, TaskTool(types, setup, emit, agents, transcripts)
+    return agents, TaskTool(types, agents, transcripts)
 
 
 def build_hooks(
@@ -241,19 +233,15 @@ def build_hooks(
 
 
 def permission_hook(
-    settings: Settings,
-    tools: Callable[[str], Tool | None],
-    asker: PermissionBroker | None,
-    notify: Callable[[str], None],
-    pre_tool: PreToolHooks | None = None,
-) -> BeforeToolHook:
-    """The settings' permission policy, judging a call by what its tool (``tools``: the tools of the run
-    being checked) says of itself and what the pre_tool hooks (``pre_tool``) answer, in the one
-    precedence (R37), asking through ``asker`` (None: nobody can answer; R4: a refusal is the call's
-    error result). Its notes to the user (print mode's refusals) go to ``notify``."""
+    settings: Settings, asker: PermissionBroker | None, notify: Callable[[str], None]
+) -> BeforeToolStep:
+    """The settings' permission policy, judging a call by what its tool (among its run's tools) says of
+    itself and what the pre_tool hooks answered (the step before it), in the one precedence (R37),
+    asking through ``asker`` (None: nobody can answer; R4: a refusal is the call's error result). Its
+    notes to the user (print mode's refusals) go to ``notify``."""
     from ink.permissions import build_permission_hook
 
-    return build_permission_hook(settings, tools, asker, notify=notify, pre_tool=pre_tool)
+    return build_permission_hook(settings, asker, notify=notify)
 
 
 def open_session(
