@@ -11,8 +11,8 @@ program is given (with the text written for each: ``${VAR}`` references, never t
 ``${VAR}``/``$VAR`` names it pulls from the user's environment, its working folder or URL, and the
 content digest of every repository file the command line names (``bash .ink/h.sh``, ``python
 tools/srv.py``, ``"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh``): a ``git pull`` that changes only the
-script changes the digest. Files are read safely: regular files only (a FIFO or a device is not opened
-for reading in a way that could block: ``O_NONBLOCK``, then ``fstat``), at most ``MAX_FILE_BYTES`` of
+script changes the digest. Files are read safely (``ink.regular_file``): regular files only (a FIFO or a
+device is never opened), at most ``MAX_FILE_BYTES`` of
 each (a larger one is pinned by its size and modification time), at most ``MAX_FILES`` files. Only files
 inside ``root`` (the folder holding the declaring ``.ink``) are pinned: what a script reads or sources
 itself, and programs outside the repository, are out of reach (docs/security.md).
@@ -25,11 +25,12 @@ import json
 import os
 import re
 import shlex
-import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import msgspec
+
+from ink.regular_file import NotRegularFile, open_regular
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FILES = 16
@@ -158,19 +159,21 @@ def _exists(path: Path) -> bool:
 
 def _pin_file(path: Path, key: str) -> PinnedFile:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        file = open_regular(path)  # a FIFO or device is never opened: opening some of them acts
+    except NotRegularFile:
+        return PinnedFile(key, "not-a-file", "not a regular file: not pinned")
     except OSError as exc:
         return PinnedFile(key, "unreadable", f"cannot be read: {exc.strerror or exc}")
-    with os.fdopen(fd, "rb", buffering=0) as file:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            return PinnedFile(key, "not-a-file", "not a regular file: not pinned")
+    with file:
+        status = os.fstat(file.fileno())
         if status.st_size > MAX_FILE_BYTES:
             stand_in = f"size={status.st_size},mtime={status.st_mtime_ns}"
             return PinnedFile(key, stand_in, f"over {MAX_FILE_BYTES >> 20} MiB: pinned by size and time")
         hashed = hashlib.sha256()
+        read = 0
         while chunk := file.read(1 << 20):
             hashed.update(chunk)
-            if file.tell() > MAX_FILE_BYTES:  # grew while read: what runs is not what was pinned
+            read += len(chunk)
+            if read > MAX_FILE_BYTES:  # grew while read: what runs is not what was pinned
                 return PinnedFile(key, "growing", "changed while it was read")
         return PinnedFile(key, hashed.hexdigest())
