@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from ink.extend.hook_process import STDERR_CAP, STDOUT_CAP
 from ink.extend.hooks import HookContext, HookSet
 from ink.tools.processes import ProcessRegistry
 from tests.cli.inkproc import ink_env, run_ink
-from tests.fakeserver import FakeModelServer, call, say
+from tests.fakeserver import FakeModelServer, Reply, call, say, tool_call
 from tests.jsonl_client import provider_args
 
 PY = sys.executable
@@ -108,6 +109,26 @@ def test_an_updated_input_is_judged_again_by_the_deny_rules(
     printed(fake_server, env, project, "--permission-mode", "yolo", "--deny", "bash(rm *)")
     assert (project / "notes.txt").exists()
     assert "forbidden by the permission rule bash(rm *)" in first_result(fake_server)
+
+
+def test_a_sub_agents_call_falls_under_the_deny_rules_too(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    # R37: a sub-agent's type and a hook's allow do not take a call past a deny rule, in yolo
+    env = with_hook(tmp_path, "allow.py", f"print({json.dumps(json.dumps(CLAUDE_ALLOW))})")
+    sub_call = tool_call("bash", {"command": "touch by-sub"}, id="s1")
+    delegate = tool_call("task", {"description": "d", "prompt": "do it", "agent": "general"}, id="t1")
+
+    def answer(request: Any) -> Reply:
+        if request.system.startswith("You are ink"):
+            return say("done") if request.tool_results() else Reply([delegate])
+        return say("sub done") if request.tool_results() else Reply([sub_call])
+
+    fake_server.responder = answer
+    printed(fake_server, env, project, "--permission-mode", "yolo", "--deny", "bash(touch *)")
+    assert not (project / "by-sub").exists()
+    refused = [r for request in fake_server.requests for _, r in request.tool_results() if "touch" in r]
+    assert refused and "forbidden by the permission rule bash(touch *)" in refused[0]
 
 
 # -- the ways a pre_tool hook can fail: each blocks the call (R39) ----------------------------------
