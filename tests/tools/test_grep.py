@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -126,8 +127,8 @@ async def test_missing_ripgrep_is_a_clear_error(ws: Workspace, registry: Process
 
 
 async def test_abort_kills_ripgrep(tmp_path: Path, ws: Workspace, registry: ProcessRegistry) -> None:
-    """rg reading a FIFO nobody writes to blocks forever: only the abort can end it."""
-    os.mkfifo(tmp_path / "stuck")
+    """rg reading a terabyte (sparse: no disk used) runs for hours: only the abort can end it."""
+    os.truncate(write_bytes(tmp_path / "stuck", b""), 1 << 40)
     signal = AbortSignal()
     task = asyncio.ensure_future(GrepTool(ws, registry).run({"pattern": "x", "path": "stuck"}, ctx(signal)))
     await wait_until(lambda: bool(registry.alive()))
@@ -137,3 +138,24 @@ async def test_abort_kills_ripgrep(tmp_path: Path, ws: Workspace, registry: Proc
     assert out.interrupted and out.is_error
     assert out.output.startswith("Interrupted by the user; the search was stopped.")
     assert is_gone(rg)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero-link", "device"])
+async def test_a_fifo_or_device_named_as_the_path_is_refused_at_once(
+    tmp_path: Path, tools: dict[str, Tool], kind: str
+) -> None:
+    # issue 29: rg opened a FIFO named as its path and waited for a writer until the run was aborted
+    project(tmp_path)
+    target = tmp_path / "src" / "thing"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "zero-link":
+        target.symlink_to("/dev/zero")
+    elif os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    else:
+        os.mknod(target, 0o644 | stat.S_IFCHR, os.makedev(1, 5))
+    out = await asyncio.wait_for(call(tools["grep"], pattern="main", path="src/thing"), 30)
+    assert out.is_error and "not a regular file" in out.output, out.output
+    walked = await asyncio.wait_for(call(tools["grep"], pattern="main", path="src"), 30)
+    assert walked.output == "src/app.py:3:def main():"  # a folder holding one is searched as usual

@@ -107,6 +107,8 @@ class GrepTool(BaseTool):
         shown = self._workspace.display(target, given)
         if not target.exists():
             return error(f"{shown} does not exist.")
+        if not (target.is_dir() or target.is_file()):  # rg would open a FIFO and wait for a writer
+            return error(f"{shown} is not a regular file (a device, socket or pipe); grep searches files.")
         rg = self._rg or find_rg()
         if rg is None or not os.access(rg, os.X_OK):
             return error(
