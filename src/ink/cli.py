@@ -52,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ink {__version__}")
         return 0
     _unblock_interrupts()
+    from ink import lineage
+
+    lineage.become_subreaper()  # before any child exists: every orphaned descendant comes back to ink
     if args[:1] == ["batch"]:
         from ink.batch.cli import main as batch_main
 
@@ -179,10 +182,8 @@ def _start(module_name: str, settings: Settings, invocation: Invocation, redacto
     if probe is not None and not settings.provider_info.key_required:
         settings = _ask_local_server(settings)
     from ink.store import SessionError
-    from ink.tools import orphans
     from ink.wiring import AppStartError
 
-    orphans.enable()  # this process runs commands: their detached descendants come back to it (R35)
     _end_of_start_up()
     try:
         status = frontend.main(settings, invocation)

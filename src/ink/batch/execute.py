@@ -27,6 +27,7 @@ from ink.agent.tasks import cancel_and_wait
 from ink.batch.tasks import Task
 from ink.batch.workspace import Baseline, Git, WorkspaceError, prepare
 from ink.checkpoints import SWITCH_ENV
+from ink.lineage import leader_preexec
 from ink.tools.processes import TOKEN_ENV, ProcessRegistry
 from ink.tools.shell import run_process
 
@@ -81,7 +82,7 @@ async def execute(
         )
     finally:
         forward()
-        await registry.terminate_all()
+        await registry.terminate_all(with_orphans=False)  # the unclaimed may be another task's: cli sweeps
         result["durationMs"] = round((time.monotonic() - started) * 1000)
     return result
 
@@ -177,6 +178,7 @@ async def _run_ink(
         cwd=workspace,
         env=env,
         start_new_session=True,
+        preexec_fn=leader_preexec(signals.SIGTERM),  # ink batch killed: the run interrupts itself (R35)
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

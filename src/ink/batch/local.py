@@ -11,6 +11,7 @@ from ink.agent.abort import AbortSignal
 from ink.batch.execute import RunOptions, execute_with_retries
 from ink.batch.tasks import Task
 from ink.batch.workspace import remove_tree
+from ink.tools.processes import ProcessRegistry
 
 
 async def run_local(
@@ -41,4 +42,7 @@ async def run_local(
                 await asyncio.to_thread(remove_tree, root)
             on_result(result)
 
-    await asyncio.gather(*(one(task) for task in tasks))
+    try:
+        await asyncio.gather(*(one(task) for task in tasks))
+    finally:  # escaped orphans no task claimed (each task ends only its own): ink batch is their subreaper
+        await ProcessRegistry().terminate_all()

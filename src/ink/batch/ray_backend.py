@@ -28,6 +28,8 @@ from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
 from ink.batch.execute import INTERRUPT_GRACE, RunOptions, execute_with_retries, ink_command
 from ink.batch.tasks import Task
+from ink.tools import orphans
+from ink.tools.processes import ProcessRegistry
 
 if TYPE_CHECKING:
     from ink.batch.cli import _Batch
@@ -55,6 +57,7 @@ def run_task_on_worker(task: Task, options: RunOptions, control: Any, retries: i
     """The body of one Ray task (a plain function: Ray ships it by reference to ``ink`` on the worker).
     The run starts with the worker's own interpreter."""
     options = replace(options, ink=ink_command())
+    orphans.enable()  # the worker, as ink batch, is the subreaper of what its tasks start (R35)
     return asyncio.run(_run_task(task, options, control, retries))
 
 
@@ -72,6 +75,7 @@ async def _run_task(task: Task, options: RunOptions, control: Any, retries: int)
             result = await execute_with_retries(task, Path(scratch) / task.id, options, cancel, retries)
     finally:
         await cancel_and_wait(watcher)
+        await ProcessRegistry().terminate_all()  # orphans no command claimed (a worker runs one task at once)
     result["worker"] = os.uname().nodename
     return result
 

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, TextIO
 
+from ink.lineage import leader_preexec
 from ink.local.props import read_props, supports_tools
 from ink.store.paths import make_private_dirs
 from ink.tools.orphans import own_child, own_child_done
@@ -78,7 +79,12 @@ class LocalServer:
         make_private_dirs(self.log_path.parent)  # beside the models in $INK_HOME: private like the rest
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+                preexec_fn=leader_preexec(),  # ends with ink, even a SIGKILLed one
             )
         own_child(self.process.pid)  # ink's own child, not a command's escaped descendant to be ended
         self._say(f"starting the local model server for {self.model.name}")

@@ -2,17 +2,18 @@
 
 A command's descendant that detaches (``setsid``), clears its environment (``env -i``, losing
 ``INK_PROCESS_TOKEN``) and whose parent exits would be re-parented to init and be found by nothing. On
-Linux the ink process marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): such orphans
-are re-parented to ink instead. An *orphan* is then a child of ink that ink did not start itself. Every
+Linux the ink process is a child subreaper from its first moment (``ink.lineage.become_subreaper``,
+called by the ``ink`` and ``ink batch`` executables first thing): such orphans are re-parented to ink
+instead. An *orphan* is then a child of ink that ink did not start itself. Every
 child ink starts in a session of its own is noted here (``own_child``): each process registered in a
 ``ProcessRegistry`` (commands, MCP servers) and the local model server; every other child stays in
 ink's own session (``rg``, ``git``). So a child in another session that is not noted can only be an
 adopted descendant. Code that starts a child with ``start_new_session`` must note it, or the child is
 ended as an orphan on abort.
 
-Only the ink executable turns this on (``enable``, from the command line entry point): a process that
-merely imports ink (a test runner with its own session-leading children) keeps its children to itself.
-The ``prctl`` itself waits for the first command (``ensure``), keeping ``ctypes`` off the start-up path.
+Only the executables turn this on: a process that merely imports ink (a test runner with its own
+session-leading children) keeps its children to itself. ``enable`` does it for a process that wants it
+later (a benchmark of ink's abort path, a Ray worker running batch tasks).
 
 Orphans are claimed by the entry whose command was running when they appeared (``claim``, at the
 command's end) and are then ended with it; ``unclaimed`` ones are ended with every process of the
@@ -22,9 +23,9 @@ registry (abort and exit). ``reap`` collects the exit status of orphans that end
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
+from ink import lineage
 from ink.lazy import lazy_module
 from ink.tools import proctree
 
@@ -33,14 +34,11 @@ if TYPE_CHECKING:
 else:
     psutil = lazy_module("psutil")
 
-PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 TOKEN_ENV = "INK_PROCESS_TOKEN"  # the name ink.tools.processes gives every command (it imports this)
 
 
 class _State:
     def __init__(self) -> None:
-        self.wanted = False
-        self.active = False
         self.leaders: set[int] = set()  # commands ink started; asyncio waits for them: never reaped here
         self.claimed: dict[int, float] = {}  # orphan pid -> its start time, once an entry owns it
 
@@ -48,24 +46,15 @@ class _State:
 _state = _State()  # one per process, as the subreaper attribute is
 
 
-def enable() -> None:
-    """Ask to become the subreaper before the first command starts (the ink executable only)."""
-    _state.wanted = True
-
-
-def ensure() -> bool:
-    """Become the subreaper if ``enable`` asked for it and it is possible (Linux). True when active."""
-    if _state.wanted and not _state.active and sys.platform.startswith("linux"):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        _state.active = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    return _state.active
+def enable() -> bool:
+    """Become the subreaper now, where possible (Linux); True when this process is. Before any command
+    starts: an orphan of a command started earlier has gone to init already."""
+    return lineage.become_subreaper()
 
 
 def active() -> bool:
     """Whether ink is the subreaper now: every descendant of its commands stays below it."""
-    return _state.active
+    return lineage.is_subreaper()
 
 
 def own_child(pid: int) -> None:
@@ -81,7 +70,7 @@ def own_child_done(pid: int) -> None:
 
 def orphans() -> list[psutil.Process]:
     """The living or dead-but-unreaped descendants of ink's commands that were re-parented to ink."""
-    if not _state.active:
+    if not active():
         return []
     own_session = os.getsid(0)
     found = []

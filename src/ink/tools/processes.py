@@ -175,10 +175,13 @@ class ProcessRegistry:
             self._forget(chosen)
         return Termination(used, survivors)
 
-    async def terminate_all(self, kill_delay: float = DEFAULT_KILL_DELAY) -> list[Survivor]:
-        """End every registered process tree and every unclaimed orphan (on abort and on exit).
-        Returns the survivors, if any."""
-        result = await self.terminate(list(self._entries), kill_delay, with_orphans=True)
+    async def terminate_all(
+        self, kill_delay: float = DEFAULT_KILL_DELAY, *, with_orphans: bool = True
+    ) -> list[Survivor]:
+        """End every registered process tree and (``with_orphans``) every unclaimed orphan, on abort and on
+        exit. A registry that shares its process with others (one per ``ink batch`` task) leaves the
+        unclaimed orphans, which may be another's, to a last sweep. Returns the survivors, if any."""
+        result = await self.terminate(list(self._entries), kill_delay, with_orphans=with_orphans)
         return list(result.survivors)
 
     def kill_all_now(self) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
+from ink import lineage
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
 from ink.sandbox import Confinement, SandboxUnavailable
@@ -143,7 +144,6 @@ async def run_process(
     sandbox_env = confinement.env if confinement is not None else {}
     full_env = {**os.environ, **SHELL_ENV, **sandbox_env, **(env or {}), TOKEN_ENV: token}
     started = time.monotonic()
-    orphans.ensure()
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -154,9 +154,10 @@ async def run_process(
             cwd=cwd,
             env=full_env,
             start_new_session=True,
-            preexec_fn=confinement.preexec() if confinement is not None else None,
+            # ends with ink, even a SIGKILLed one; in the sandbox when confined (its steps run in the child)
+            preexec_fn=lineage.leader_preexec(steps=(confinement.preexec(),) if confinement else ()),
         )
-    except subprocess.SubprocessError as exc:  # only the sandbox runs code in the child
+    except subprocess.SubprocessError as exc:  # only the sandbox's steps can fail in the child
         os.close(read_fd)
         raise SandboxUnavailable(f"the sandbox could not be entered ({exc})") from None
     except BaseException:
