@@ -7,8 +7,10 @@ import os
 import threading
 from pathlib import Path
 
+from ink.config import Flags, load_settings
 from ink.config.pinning import MAX_FILE_BYTES, pin_command
-from tests.cli.inkproc import ink_env
+from ink.mcp.trust import McpApprovals
+from tests.cli.inkproc import ink_env, run_ink
 from tests.extend.test_hooks import start
 from tests.fakeserver import FakeModelServer, call, say
 from tests.waiting import wait_for_file
@@ -108,3 +110,23 @@ def test_a_project_hook_asks_again_when_only_its_script_changed(
         ink.ok("permission", requestId=question["requestId"], decision="deny")
         ink.wait_event("run_end", stopReason="completed")
     assert (project / "hook-ran").read_text().strip() == "one"
+
+
+def test_an_approved_project_server_needs_approval_again_when_its_script_changes(tmp_path: Path) -> None:
+    # R40 (issue 23 item 8): `python tools/srv.py` approved, then only tools/srv.py changes; and the
+    # approval says which of your variables the server receives
+    project = repo(tmp_path)
+    (project / ".git").mkdir()
+    (project / ".ink" / "config.toml").write_text(
+        '[mcp.servers.lint]\ncommand = "python"\nargs = ["tools/srv.py"]\nenv = { X = "${OPENAI_API_KEY}" }\n'
+    )
+    env = ink_env(tmp_path)
+    approved = run_ink(["mcp", "approve", "lint"], env, project)
+    assert approved.returncode == 0, approved.stderr
+    assert "receives your variables: OPENAI_API_KEY" in approved.stdout
+    assert "environment: X=${OPENAI_API_KEY}" in approved.stdout and "pins tools/srv.py" in approved.stdout
+    [spec] = [s for s in load_settings(Flags(), env, project).mcp_servers if s.name == "lint"]
+    approvals = McpApprovals(Path(env["INK_HOME"]))
+    assert approvals.approved(spec)
+    (project / "tools" / "srv.py").write_text("import os; print(os.environ['X'])\n")
+    assert not approvals.approved(spec)

@@ -67,7 +67,7 @@ def format_status(status: ServerStatus) -> str:
 
 
 def approve(settings: Settings, name: str, out: TextIO) -> int:
-    from ink.mcp.trust import McpApprovals
+    from ink.mcp.trust import McpApprovals, pin
 
     spec = next((s for s in settings.mcp_servers if s.name == name), None)
     if spec is None:
@@ -79,6 +79,8 @@ def approve(settings: Settings, name: str, out: TextIO) -> int:
         return 0
     McpApprovals(settings.ink_home).approve(spec)
     print(f"approved {name} ({spec.target()}), declared in {spec.where}; it starts from now on", file=out)
+    for line in pin(spec).lines():  # R40: what the approval covers; a change to any of it asks again
+        print(f"  {line}", file=out)
     return 0
 
 

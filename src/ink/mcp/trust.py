@@ -3,17 +3,20 @@
 A server in a project's ``.ink/config.toml`` starts only once the user approved it (``ink mcp approve
 NAME``, or ``/mcp approve NAME`` in the terminal UI). The approval is remembered like remembered
 permissions and project hooks (``ink.store.trust``): the digest of the server's definition is kept in
-``$INK_HOME/trusted-mcp.json``, keyed by the file that declared it and the name, so an approved server
-whose command, arguments, environment or URL later change needs approval again. Servers of the user's own
-file, and those an editor passes over ACP, need none.
+``$INK_HOME/trusted-mcp.json``, keyed by the file that declared it and the name. The digest is of what
+the approval pins (R40, ``ink.config.pinning``): the command and its arguments, the environment and
+headers as written (their names, and the ``${VARS}`` they pull from the user's environment), the working
+folder or URL, and the content of the repository files the command line names (``python tools/srv.py``),
+so an approved server whose definition or script later changes (a ``git pull``) needs approval again.
+Servers of the user's own file, and those an editor passes over ACP, need none.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ink.config.mcp import McpServerSpec
+from ink.config.pinning import Pin, pin_command
 from ink.store.trust import TrustRecord
 
 TRUST_FILE = "trusted-mcp.json"
@@ -39,13 +42,16 @@ def _key(spec: McpServerSpec) -> str:
     return f"{declared_in}#{spec.name}"
 
 
+def pin(spec: McpServerSpec) -> Pin:
+    """What approving ``spec`` covers; ``pin(spec).lines()`` says it to the user."""
+    declared_in = Path(spec.where.rsplit(":", 1)[0]) if spec.where else Path.cwd() / ".ink" / "config.toml"
+    root = declared_in.parent.parent  # the folder holding the declaring .ink
+    cwd = root / spec.cwd if spec.cwd else root
+    command = [spec.command, *spec.args] if spec.command is not None else ""
+    return pin_command(
+        command, root, cwd, env=spec.env, headers=spec.headers, url=spec.url, shown_cwd=spec.cwd
+    )
+
+
 def _definition(spec: McpServerSpec) -> bytes:
-    definition = {
-        "command": spec.command,
-        "args": list(spec.args),
-        "env": dict(spec.env),
-        "cwd": spec.cwd,
-        "url": spec.url,
-        "headers": dict(spec.headers),
-    }
-    return json.dumps(definition, sort_keys=True).encode("utf-8")
+    return pin(spec).digest()
