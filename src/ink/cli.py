@@ -55,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ink import lineage
 
     lineage.become_subreaper()  # before any child exists: every orphaned descendant comes back to ink
+    if args[:1] == ["mcp"] and {"--help", "-h"} & set(args):  # the MCP help, not the main one
+        from ink.frontends.mcp import HELP
+
+        print(HELP)
+        return 0
     if args[:1] == ["batch"]:
         from ink.batch.cli import main as batch_main
 

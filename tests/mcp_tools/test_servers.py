@@ -80,8 +80,13 @@ async def test_annotations_give_each_tool_its_kind_and_the_policy_judges_it_so(t
     }  # fmt: skip
     assert "(destructive)" in tools["mcp__t__wipe"].describe({"target": "prod"}).title
 
-    def verdict(name: str, mode: PermissionMode = "ask", allow: tuple[str, ...] = ()) -> str:
-        rules = RuleSet([parse_rule("allow", text, "test") for text in allow])
+    def verdict(
+        name: str, mode: PermissionMode = "ask", allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()
+    ) -> str:
+        rules = RuleSet(
+            [parse_rule("allow", text, "test") for text in allow]
+            + [parse_rule("deny", text, "test") for text in deny]
+        )
         return PermissionPolicy(mode, rules, tmp_path, tools.get).check(name, {}).kind
 
     assert verdict("mcp__t__echo") == "allow"  # a read runs without a question
@@ -90,6 +95,9 @@ async def test_annotations_give_each_tool_its_kind_and_the_policy_judges_it_so(t
     assert verdict("mcp__t__wipe", allow=("fetch",)) == "ask"
     assert verdict("mcp__t__note", allow=("edit",)) == "allow"
     assert verdict("mcp__t__wipe", "yolo") == "allow"
+    # R37: the server's readOnlyHint spares the question, never a deny rule (by name, or by kind)
+    assert verdict("mcp__t__echo", deny=("mcp__t__echo",)) == "deny"
+    assert verdict("mcp__t__echo", "yolo", deny=("read",)) == "deny"
 
 
 async def test_a_server_that_never_answers_initialize_fails_alone(tmp_path: Path) -> None:

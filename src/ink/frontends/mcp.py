@@ -14,18 +14,50 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Mapping
 from typing import TextIO
 
+from ink.ai.printable import printable
 from ink.config import Invocation, Settings
 from ink.mcp.model import ServerStatus
 
-USAGE = "usage: ink mcp list | ink mcp approve NAME"
+USAGE = "usage: ink mcp list | ink mcp approve NAME | ink mcp --help"
 DESCRIPTION_WIDTH = 70
+HELP = """usage: ink mcp list | ink mcp approve NAME
+
+The MCP servers ink starts: those of [mcp.servers.NAME] in $INK_HOME/config.toml (yours), and those a
+project declares in .ink/config.toml (started only once you approve them).
+
+  ink mcp list           start every enabled, approved server as ink would, show each one's state
+                         (ready, failed, disabled, needs_approval), its tools (marked "read-only" when
+                         the server says they only read: they run without a question in ask mode),
+                         prompts (/mcp__SERVER__PROMPT), resources (@SERVER:URI) and what was left out
+                         of its lists and why; then end them
+  ink mcp approve NAME   approve the project's server NAME: what it runs is shown and pinned, and a
+                         change to it asks again
+
+A server table:
+
+  [mcp.servers.github]                 # stdio: a program ink starts
+  command = "github-mcp-server"
+  args = ["stdio"]
+  env = { GITHUB_TOKEN = "${GITHUB_TOKEN}" }
+  startup_timeout = 15                 # seconds to start and list its tools
+  call_timeout = 300                   # seconds a call may go without an answer or progress
+
+  [mcp.servers.docs]                   # Streamable HTTP
+  url = "http://127.0.0.1:8931/mcp"
+  headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
+
+In the terminal UI: /mcp (and /mcp approve NAME). Over RPC: get_mcp. Details: docs/mcp.md."""
 
 
 def main(settings: Settings, invocation: Invocation, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     words = (invocation.prompt or "list").split()
+    if words in (["--help"], ["-h"], ["help"]):
+        print(HELP, file=out)
+        return 0
     if words == ["list"]:
         return asyncio.run(list_servers(settings, out))
     if len(words) == 2 and words[0] == "approve":
@@ -52,18 +84,33 @@ async def list_servers(settings: Settings, out: TextIO) -> int:
         await manager.start()
         descriptions = {tool.name: tool.spec.description for tool in manager.tools()}
         for status in manager.statuses():
-            print(format_status(status), file=out)
-            for name in status.tools:
-                print(f"  {name}  {_first_line(descriptions.get(name, ''))}", file=out)
+            for line in status_lines(status, descriptions):
+                print(line, file=out)
     finally:
         await manager.aclose(settings.kill_delay)
     return 0
 
 
+def status_lines(status: ServerStatus, descriptions: Mapping[str, str]) -> list[str]:
+    """A server's line, then a line per tool (read-only ones marked: the server's own claim), its
+    prompts and resources, and a line per thing left out of its lists."""
+    lines = [format_status(status)]
+    for name in status.tools:
+        claim = "  (read-only, the server says: runs without a question in ask mode)"
+        mark = claim if name in status.read_only else ""
+        lines.append(f"  {name}  {printable(_first_line(descriptions.get(name, '')))}{mark}")
+    if status.prompts:
+        lines.append("  prompts: " + " ".join(f"/{name}" for name in status.prompts))
+    if status.resources:
+        lines.append(f"  resources: {status.resources} (mention one as @{status.name}:URI)")
+    lines += [f"  note: {printable(note)}" for note in status.notes]
+    return lines
+
+
 def format_status(status: ServerStatus) -> str:
     tools = "1 tool" if len(status.tools) == 1 else f"{len(status.tools)} tools"
     line = f"{status.name}  {status.state}  {status.transport}  {tools}  {status.target}"
-    return f"{line}  ({status.error})" if status.error else line
+    return f"{line}  ({printable(status.error)})" if status.error else line
 
 
 def approve(settings: Settings, name: str, out: TextIO) -> int:

@@ -109,3 +109,9 @@ class EventReducer:
 
     def rewind_end(self, event: ev.RewindEnd) -> None:
         pass
+
+    def elicitation_request(self, event: ev.ElicitationRequest) -> None:
+        pass
+
+    def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
+        pass

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ink import __version__
 from ink.agent.tasks import Tasks
+from ink.ai.printable import printable
 from ink.config.errors import ConfigError
 from ink.config.mcp import McpServerSpec, expand
 from ink.mcp.listing import read_prompts, read_resources, read_tools
@@ -210,7 +211,8 @@ class ServerConnection:
         try:
             return await self._rpc.request(method, params, timeout=timeout, progress=progress)
         except RemoteError as exc:
-            raise CallFailed(f"the MCP server {self.name} answered: {exc.message}") from None
+            said = printable(exc.message[:2000])
+            raise CallFailed(f"the MCP server {self.name} answered: {said}") from None
         except RequestTimeout:
             raise CallFailed(
                 f"the MCP server {self.name} neither answered nor reported progress within {timeout:g} s "
@@ -304,7 +306,7 @@ class ServerConnection:
         elif isinstance(exc, ConnectionLost | ServerUnavailable):
             return self.error or str(exc)
         elif isinstance(exc, RemoteError):
-            text = f"it refused to start: {exc.message}"
+            text = f"it refused to start: {printable(exc.message[:500])}"
         elif isinstance(exc, OSError) and exc.strerror:
             text = f"{type(exc).__name__}: {exc.strerror}"
         else:
@@ -313,7 +315,7 @@ class ServerConnection:
 
     def _with_stderr(self, text: str) -> str:
         tail = self._transport.stderr_tail() if self._transport is not None else ""
-        return f"{text}; its stderr ends: {tail}" if tail else text
+        return f"{text}; its stderr ends: {printable(tail)}" if tail else text
 
     async def aclose(self) -> None:
         """End the connection: a stdio server's stdin is closed (the process registry ends what is

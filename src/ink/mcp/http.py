@@ -24,6 +24,7 @@ from typing import Any
 
 from ink.agent.tasks import Tasks
 from ink.ai.http1 import HttpClient, HttpError, Response
+from ink.ai.printable import printable
 from ink.ai.sse import LineTooLong, SseParser
 from ink.mcp.stdio import Deliver, Lost, Unreadable
 from ink.mcp.wire import MAX_MESSAGE_BYTES, BadMessage, decode, encode
@@ -88,7 +89,7 @@ class HttpTransport:
             raise ConnectionError("the server ended the session (HTTP 404)")
         if response.status >= 400:
             body = (await response.read(ERROR_BODY)).decode("utf-8", "replace").strip()
-            said = f": {body[:300]}" if body else ""
+            said = f": {printable(body[:300])}" if body else ""
             raise ConnectionError(f"the server answered HTTP {response.status} {response.reason}{said}")
         if message.get("method") == "initialize":
             self._session = response.headers.get("mcp-session-id") or None

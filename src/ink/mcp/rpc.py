@@ -84,6 +84,7 @@ class RpcSession:
         self._tasks = tasks
         self._ids = itertools.count(1)
         self._open: dict[RequestId, _Open] = {}
+        self._answering: dict[Any, asyncio.Task[None]] = {}  # the server's requests being answered
         self.closed: str | None = None  # why, once closed
 
     async def request(
@@ -140,7 +141,12 @@ class RpcSession:
             params = message.get("params")
             params = params if isinstance(params, Mapping) else {}
             if "id" in message:
-                self._spawn(self._answer(message.get("id"), method, params), f"MCP request {method}")
+                request_id = message.get("id")
+                work = self._answer(request_id, method, params)
+                task = self._tasks.spawn(_quietly(work), f"MCP request {method}")
+                if isinstance(request_id, int | str):
+                    self._answering[request_id] = task
+                    task.add_done_callback(lambda _t: self._answering.pop(request_id, None))
             else:
                 self._notified(method, params)
             return
@@ -176,6 +182,11 @@ class RpcSession:
                 entry.future.set_exception(ConnectionLost(reason))
 
     def _notified(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/cancelled":  # the server withdraws a request of its own
+            withdrawn = self._answering.get(params.get("requestId"))
+            if withdrawn is not None:
+                withdrawn.cancel()
+            return
         if method == "notifications/progress":
             entry = self._open.get(params.get("progressToken"))  # type: ignore[arg-type]
             if entry is not None and entry.progress is not None and not entry.future.done():

@@ -178,6 +178,29 @@ class RewindEnd(msgspec.Struct, frozen=True):
     type: Literal["rewind_end"] = "rewind_end"
 
 
+class ElicitationRequest(msgspec.Struct, frozen=True):
+    """An MCP server asks the user something (``elicitation/create``, docs/mcp.md): ``message``, and the
+    ``schema`` of the answer (a flat object of strings, numbers, booleans and choices). Answered by RPC
+    ``elicitation_response {id, action: accept|decline|cancel, content?}`` or the terminal UI's form."""
+
+    id: str
+    server: str
+    message: str
+    schema: Mapping[str, Any]
+    source: Source | None = None
+    type: Literal["elicitation_request"] = "elicitation_request"
+
+
+class ElicitationResolved(msgspec.Struct, frozen=True):
+    """A server's question was answered (``action``: accept, decline or cancel: by the user, a timeout,
+    an abort, or the server withdrawing it)."""
+
+    id: str
+    action: str
+    source: Source | None = None
+    type: Literal["elicitation_resolved"] = "elicitation_resolved"
+
+
 ControllerEvent: TypeAlias = (
     RunStart
     | RunEnd
@@ -188,6 +211,8 @@ ControllerEvent: TypeAlias = (
     | PermissionRequest
     | PermissionResolved
     | RewindEnd
+    | ElicitationRequest
+    | ElicitationResolved
 )
 RunEvent: TypeAlias = AgentEvent | ControllerEvent
 RunEventListener = Callable[[RunEvent], None]

@@ -11,7 +11,10 @@ registry at once and is offered from the next run on.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
@@ -19,7 +22,9 @@ from ink.agent.tool import Tool
 from ink.wiring.parts import AppPart
 
 if TYPE_CHECKING:
+    from ink.agent.loop import PendingInput, PromptCheck
     from ink.mcp.catalogue import McpCatalogue
+    from ink.mcp.elicitation import ElicitationBroker
     from ink.mcp.manager import Elicitor, McpManager
     from ink.wiring.app import App
 
@@ -33,13 +38,17 @@ class McpPart(AppPart):
         self.catalogue: McpCatalogue | None = None  # every MCP tool, and which are offered
         self._app: App | None = None
         self._elicitor: Elicitor | None = None
+        self.questions: ElicitationBroker | None = None  # the servers' questions to the user
+        self.listeners: list[Callable[[], None]] = []  # told when the servers' lists are read or change
 
-    def ask_with(self, elicitor: Elicitor) -> None:
-        """A frontend that can put a server's question to the user (the TUI, RPC) says so here; without
-        one, every question is declined (print mode, batch, ACP)."""
-        self._elicitor = elicitor
-        if self.manager is not None:
-            self.manager.elicitor = elicitor
+    def ask_the_user(self) -> None:
+        """A frontend that can put a server's question to the user and answer it (the TUI, RPC: the
+        ``elicitation_request`` event, answered through ``questions.answer``) says so here; without it,
+        every question is declined (print mode, batch, ACP)."""
+        if self.questions is not None:
+            self._elicitor = self.questions.ask
+            if self.manager is not None:
+                self.manager.elicitor = self._elicitor
 
     async def start(self, app: App) -> None:
         """Start the servers, in parallel, as a command occupying the controller: input that arrives
@@ -47,9 +56,12 @@ class McpPart(AppPart):
         already sees their tools. An abort stops the wait, not the start: tools of servers that finish
         later are added then. Returns at once."""
         from ink.agent.abort import run_unless_aborted
+        from ink.mcp.elicitation import ElicitationBroker
         from ink.mcp.manager import McpManager
         from ink.mcp.trust import McpApprovals
 
+        if self.questions is None:
+            self.questions = ElicitationBroker(app.controller.emit)
         settings = app.settings
         approvals = McpApprovals(settings.ink_home)
         manager = McpManager(settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals)
@@ -57,6 +69,7 @@ class McpPart(AppPart):
         manager.on_change = self._changed
         self.manager, self._app = manager, app
         app.spared.append(manager.spared)  # the servers live as long as the app, not a run
+        self._expand_prompts(app, manager)
         starting = self.starting = app.tasks.spawn(self._start_all(manager, app), "MCP servers start")
 
         async def wait_started(signal: AbortSignal) -> None:
@@ -77,6 +90,57 @@ class McpPart(AppPart):
         for status in statuses:
             for note in status.notes:
                 app.controller.emit(Notice(f"MCP server {status.name}: {note}", "warning"))
+        self._tell()
+
+    def _tell(self) -> None:
+        for listener in self.listeners:
+            listener()
+
+    def _expand_prompts(self, app: App, manager: McpManager) -> None:
+        """MCP prompts (``/mcp__SERVER__PROMPT``) and resource mentions (``@SERVER:URI``) are expanded
+        when an input enters the history (``ink.mcp.prompts``), before the prompt hooks see it."""
+        from ink.agent.loop import PromptCheck
+        from ink.mcp.prompts import expand_inputs
+
+        setup = app.controller.setup
+        inner = setup.on_prompt
+
+        def refuse(input_id: str, reason: str) -> None:
+            app.controller.emit(Notice(f"the MCP prompt was not sent: {reason}", "warning"))
+            app.controller.hand_back([input_id])
+
+        def notify(text: str) -> None:
+            app.controller.emit(Notice(text, "warning"))
+
+        async def on_prompt(inputs: Sequence[PendingInput], signal: AbortSignal) -> PromptCheck:
+            expanded = await expand_inputs(manager, inputs, refuse, notify)
+            return await inner(expanded, signal) if inner is not None else PromptCheck(expanded)
+
+        app.controller.setup = msgspec.structs.replace(setup, on_prompt=on_prompt)
+
+    def prompt_commands(self) -> list[tuple[str, str]]:
+        """``(command name, what it does)`` of every MCP prompt: for completion and command lists."""
+        from ink.mcp.names import tool_name
+        from ink.mcp.prompts import usage
+
+        if self.manager is None:
+            return []
+        return [(tool_name(p.server, p.name), p.description or usage(p)) for p in self.manager.prompts()]
+
+    def names_prompt(self, line: str) -> bool:
+        """Whether ``line`` is ``/mcp__SERVER__PROMPT ...`` of a prompt a ready server offers."""
+        from ink.mcp.prompts import find_prompt
+
+        return self.manager is not None and find_prompt(self.manager, line) is not None
+
+    def resource_mentions(self) -> list[tuple[str, str]]:
+        """``(SERVER:URI, what it is)`` of every resource the ready servers list: for ``@`` completion."""
+        if self.manager is None:
+            return []
+        return [
+            (f"{r.server}:{r.uri}", r.description or r.name or r.mime_type or "resource")
+            for r in self.manager.resources()
+        ]
 
     def _changed(self, server: str) -> None:
         """A server's list changed: new tools join the registry; the notice says what is offered now."""
@@ -84,6 +148,7 @@ class McpPart(AppPart):
         if manager is None or app is None:
             return
         self._register(app)
+        self._tell()
         count = len(manager.tools(server))
         text = f"MCP server {server} changed its lists: {count} tools offered now"
         app.controller.emit(Notice(text, "info"))

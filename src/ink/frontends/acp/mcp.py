@@ -8,10 +8,13 @@ editor's. SSE servers are refused: ink advertises ``mcpCapabilities: {http: true
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ink.config.mcp import McpServerSpec, server_name_problem
+
+if TYPE_CHECKING:
+    from ink.wiring.app import App
 
 
 class BadServer(ValueError):
@@ -66,3 +69,13 @@ def _pairs(raw: Any, where: str) -> dict[str, str]:
 def merged(own: Sequence[McpServerSpec], editor: Sequence[McpServerSpec]) -> tuple[McpServerSpec, ...]:
     names = {spec.name for spec in editor}
     return tuple([spec for spec in own if spec.name not in names] + list(editor))
+
+
+def offer_mcp_prompts(app: App, offer: Callable[[list[tuple[str, str]]], None]) -> None:
+    """Once the app's MCP servers are ready, and whenever a server's lists change, ``offer`` gets their
+    prompts (``/mcp__SERVER__PROMPT``, description) for the editor's command list."""
+    from ink.wiring.mcp_part import mcp_of
+
+    part = mcp_of(app)
+    if part is not None:
+        part.listeners.append(lambda: offer(part.prompt_commands()))

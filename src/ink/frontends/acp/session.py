@@ -21,6 +21,7 @@ from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
 from ink.ai.messages import ToolImage, ToolResult
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
+from ink.frontends.acp.mcp import offer_mcp_prompts
 from ink.frontends.acp.rewind import AcpRewind, is_rewind
 from ink.frontends.acp.subagents import SubAgentProgress
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
@@ -72,6 +73,12 @@ class AcpSession(EventReducer):
         if app.commands.commands or part is not None:  # after the answer naming the session: call_soon
             offered = updates.available_commands(app.commands, rewind=part is not None)
             asyncio.get_running_loop().call_soon(self._update, offered)
+        offer_mcp_prompts(
+            app,
+            lambda prompts: self._update(
+                updates.available_commands(app.commands, rewind=part is not None, prompts=prompts)
+            ),
+        )
 
     # -- from the editor ---------------------------------------------------------------------------
 

@@ -42,9 +42,12 @@ PERMISSION_OPTIONS = (
 )
 
 
-def available_commands(book: CommandBook, *, rewind: bool = False) -> Update:
-    """The custom commands (docs/commands.md), which the editor offers after ``/`` in its prompt box, and
-    ink's own ``/rewind`` (docs/rewind.md) when checkpoints are on."""
+def available_commands(
+    book: CommandBook, *, rewind: bool = False, prompts: Sequence[tuple[str, str]] = ()
+) -> Update:
+    """The custom commands (docs/commands.md), which the editor offers after ``/`` in its prompt box,
+    ink's own ``/rewind`` (docs/rewind.md) when checkpoints are on, and the MCP servers' ``prompts``
+    (``/mcp__SERVER__PROMPT``, docs/mcp.md: name, description)."""
     from ink.frontends.acp.rewind import COMMAND, NAME
 
     commands = [
@@ -53,6 +56,9 @@ def available_commands(book: CommandBook, *, rewind: bool = False) -> Update:
         if not (rewind and c.name == NAME)
     ]
     commands += [COMMAND] if rewind else []
+    commands += [
+        {"name": name, "description": what, "input": {"hint": "arguments"}} for name, what in prompts
+    ]
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 

@@ -55,11 +55,32 @@ class Handlers:
             "list_checkpoints": lambda _f: self.checkpoints(),
             "rewind": self._rewind,
         }
+        part = mcp_of(app)
+        if part is not None:
+            part.ask_the_user()  # an MCP server's question: elicitation_request, elicitation_response
 
     def handle(self, command: Command) -> Data:
         """The ``data`` of the response. Raises ``CommandFailed``; the command was checked by
         ``parse_line``, so its fields are present and of the right type."""
+        if command.type == "elicitation_response":
+            return self._elicitation(command)
         return self._table[command.type](command.fields)
+
+    def _elicitation(self, command: Command) -> Data:
+        """The answer to an MCP server's question (``elicitation_request``), named by its ``id``."""
+        from ink.mcp.elicitation import BadAnswer
+
+        part = mcp_of(self.app)
+        if not command.has_id:
+            raise CommandFailed('elicitation_response needs the "id" of the elicitation_request it answers')
+        if part is None or part.questions is None:
+            raise CommandFailed("no MCP server is configured: there is no question to answer")
+        fields = command.fields
+        try:
+            part.questions.answer(str(command.id), fields["action"], fields.get("content"))
+        except BadAnswer as exc:
+            raise CommandFailed(str(exc)) from None
+        return None
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -75,8 +96,14 @@ class Handlers:
             "steeringMode": controller.modes.steering,
             "followUpMode": controller.modes.follow_up,
             "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
+            "elicitationRequests": self._open_elicitations(),
             "usage": {"session": to_json(usage.session), "sessionCostUsd": usage.session_cost},
         }
+
+    def _open_elicitations(self) -> list[dict[str, Any]]:
+        part = mcp_of(self.app)
+        questions = part.questions.open_questions() if part is not None and part.questions else []
+        return [to_json(q) for q in questions]
 
     def messages(self) -> dict[str, Any]:
         return {"messages": [message_to_json(m) for m in self.controller.history.messages]}

@@ -33,6 +33,7 @@ class FieldSpec(msgspec.Struct, frozen=True):
     required: bool = True
     text: bool = False
     flag: bool = False
+    json_object: bool = False  # any JSON object (an elicitation's answer)
 
 
 def _text(name: str = "text") -> FieldSpec:
@@ -61,6 +62,10 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     "cancel_queued": (INPUT_ID,),
     "set_queued_mode": (INPUT_ID, FieldSpec("mode", INPUT_MODES)),
     "list_checkpoints": (),
+    "elicitation_response": (  # its "id" is the elicitation_request's: the response echoes it
+        FieldSpec("action", ("accept", "decline", "cancel")),
+        FieldSpec("content", required=False, json_object=True),
+    ),
     "rewind": (
         INPUT_ID,
         FieldSpec("files", flag=True),
@@ -210,6 +215,10 @@ def _check_field(name: str, spec: FieldSpec, data: Mapping[str, Any]) -> str | N
     if spec.name not in data:
         return f'{name} needs the field "{spec.name}"' if spec.required else None
     value = data[spec.name]
+    if spec.json_object:
+        return (
+            None if isinstance(value, dict) else f'"{spec.name}" must be an object, got {_json_kind(value)}'
+        )
     if spec.flag:
         return (
             None

@@ -56,6 +56,10 @@ def run_command(host: CommandHost, line: str, mode: InputMode = "steer") -> None
     if command is None and host.core.commands.expand(line, COMMANDS) is not None:
         host.core.submit(line, mode, reserved=COMMANDS)
         return
+    part = mcp_of(host.core)
+    if command is None and part is not None and part.names_prompt(line):
+        host.core.submit(line, mode)  # an MCP prompt: fetched from its server as the input is taken
+        return
     if command is None:
         say(host, f"unknown command /{name}: /help lists them (text starting with /: write //)", "error")
         return
@@ -88,7 +92,9 @@ def _usage(command: CustomCommand) -> str:
 def command_names(core: App) -> list[tuple[str, str]]:
     """Every slash command's name and what it does, for completion: built-in ones first."""
     names = [(c.name, c.help) for c in COMMANDS.values()]
-    return names + [(c.name, c.summary) for c in core.commands.commands.values() if c.name not in COMMANDS]
+    names += [(c.name, c.summary) for c in core.commands.commands.values() if c.name not in COMMANDS]
+    part = mcp_of(core)
+    return names + (part.prompt_commands() if part is not None else [])
 
 
 def _rewind(host: CommandHost, args: str) -> None:
@@ -229,7 +235,7 @@ def _expand(host: CommandHost, args: str) -> None:
 
 def _mcp(host: CommandHost, args: str) -> None:
     """``/mcp``: each MCP server, its state and tools; ``/mcp approve NAME``: start a project's server."""
-    from ink.frontends.mcp import format_status
+    from ink.frontends.mcp import status_lines
 
     part = mcp_of(host.core)
     if part is None or part.manager is None:
@@ -245,8 +251,9 @@ def _mcp(host: CommandHost, args: str) -> None:
         )
         return
     lines = []
+    descriptions = {tool.name: tool.spec.description for tool in part.manager.tools()}
     for status in part.manager.statuses():
-        lines += [format_status(status), *(f"  {name}" for name in status.tools)]
+        lines += status_lines(status, descriptions)
     host.view.print(Block("output", "\n".join(lines)))
 
 

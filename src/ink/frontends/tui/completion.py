@@ -36,6 +36,8 @@ def build_completer(core: App) -> Completer:
     """Command names, their arguments (/model, /resume) and ``@`` paths, in one completer."""
     from ink.frontends.tui.arguments import ArgumentCompleter, MentionCompleter
     from ink.frontends.tui.commands import command_names
+    from ink.frontends.tui.mcp_complete import ResourceCompleter
+    from ink.wiring.mcp_part import mcp_of
 
     sources = {"model": lambda: model_choices(core), "resume": lambda: session_choices(core)}
     return merge_completers(
@@ -43,6 +45,7 @@ def build_completer(core: App) -> Completer:
             SlashCompleter(lambda: command_names(core)),
             ArgumentCompleter(sources),
             MentionCompleter(lambda: core.settings.cwd),
+            ResourceCompleter(lambda: part.resource_mentions() if (part := mcp_of(core)) else []),
         ]
     )
 
