@@ -49,6 +49,7 @@ from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import Answer, InputMode
 from ink.wiring import App
+from ink.wiring.mcp_part import mcp_of
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,8 @@ class TuiApp:
         self._core = core
         self.controller = core.controller
         self._clock = clock
+        if (mcp := mcp_of(core)) is not None:
+            mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, lambda name: find_tool(core.controller.setup.tools, name))
         self._gate = QuestionGate(core.settings.question_delay, clock)
         self.painter = Painter(color=color)

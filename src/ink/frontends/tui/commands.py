@@ -22,7 +22,7 @@ from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
 from ink.wiring import App
-from ink.wiring.mcp_part import mcp_of
+from ink.wiring.mcp_part import McpPart, mcp_of
 
 
 class CommandHost(Protocol):
@@ -242,6 +242,9 @@ def _mcp(host: CommandHost, args: str) -> None:
         say(host, "no MCP servers configured: add [mcp.servers.NAME] to $INK_HOME/config.toml (docs/mcp.md)")
         return
     words = args.split()
+    if words[:1] and words[0] in ("answer", "decline", "cancel"):
+        _answer_mcp(host, part, words[0], args.strip()[len(words[0]) :])
+        return
     if len(words) == 2 and words[0] == "approve":
         problem = part.approve(words[1])
         say(
@@ -255,6 +258,25 @@ def _mcp(host: CommandHost, args: str) -> None:
     for status in part.manager.statuses():
         lines += status_lines(status, descriptions)
     host.view.print(Block("output", "\n".join(lines)))
+
+
+def _answer_mcp(host: CommandHost, part: McpPart, action: str, text: str) -> None:
+    """``/mcp answer name=value ...``, ``/mcp decline``, ``/mcp cancel``: the oldest open question of an
+    MCP server (tui/mcp_question.py)."""
+    from ink.frontends.tui.mcp_question import parse_answer
+    from ink.mcp.elicitation import BadAnswer
+
+    questions = part.questions.open_questions() if part.questions is not None else []
+    if not questions:
+        say(host, "no MCP server is asking anything", "error")
+        return
+    question = questions[0]
+    try:
+        content = parse_answer(question.schema, text) if action == "answer" else None
+        assert part.questions is not None
+        part.questions.answer(question.id, "accept" if action == "answer" else action, content)
+    except BadAnswer as exc:
+        say(host, f"{exc}; the question is still open", "error")
 
 
 def _agents(host: CommandHost, args: str) -> None:
@@ -273,7 +295,7 @@ COMMANDS: dict[str, Command] = {
         Command("compact", "/compact [INSTRUCTIONS]", "summarise the older history now", _compact),
         Command("folds", "/folds", "list every tool result of the session, kept whole", _folds),
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
-        Command("mcp", "/mcp [approve NAME]", "MCP servers, their state and tools", _mcp),
+        Command("mcp", "/mcp [approve NAME|answer ...]", "MCP servers, their state and tools", _mcp),
         Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
         Command("agents", "/agents [N|stop|steer]", "running sub-agents: pick, stop or steer one", _agents),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),

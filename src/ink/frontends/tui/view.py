@@ -188,6 +188,14 @@ class EventView(EventReducer):
         self._printed.append(Block("bang", f"$ {sanitize(event.command)}"))
         self._doing(f"running !{event.command.split(' ', 1)[0]}")
 
+    def elicitation_request(self, event: ev.ElicitationRequest) -> None:
+        from ink.frontends.tui.mcp_question import question_text
+
+        self._printed.append(Block("warning", question_text(event)))
+
+    def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
+        self._printed.append(Block("info", f"the MCP server's question: {event.action}", "dim"))
+
     def notice(self, event: ev.Notice) -> None:
         self._printed.append(Block("warning" if event.level == "warning" else "info", sanitize(event.text)))
 
