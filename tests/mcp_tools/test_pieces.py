@@ -190,3 +190,32 @@ def test_tool_images_survive_the_session_file_and_go_only_to_models_that_take_th
     assert "iVBO" not in json.dumps(anthropic_messages(history))
     assert "iVBO" in json.dumps(openai_messages("", history, images=True))
     assert "iVBO" in json.dumps(anthropic_messages(history, images=True))
+
+
+def test_a_request_carries_the_newest_images_within_its_budget() -> None:
+    """Issue 26: 20 images of 1 MB in the history made a 28 MB request on every turn; now each request
+    carries the newest images up to 10 MiB (20 images), the older ones named in their message's text,
+    and the history keeps them all."""
+    import base64 as b64
+
+    from ink.ai.anthropic_convert import anthropic_messages
+    from ink.ai.image_budget import MAX_REQUEST_IMAGE_BYTES
+    from ink.ai.messages import AssistantMessage, ToolCall, ToolImage, ToolResult
+    from ink.ai.openai_convert import openai_messages
+    from ink.ai.openai_responses_convert import responses_input
+
+    image = ToolImage("image/png", b64.b64encode(b"\x89PNG" + bytes(1024 * 1024)).decode())
+    history: list[Any] = []
+    for n in range(4):  # four results of five 1 MB images: 20 MB in the history
+        history.append(AssistantMessage((ToolCall(f"c{n}", "mcp__t__shot", {}),), "tool_use"))
+        history.append(ToolResult(f"c{n}", "mcp__t__shot", f"shot {n}", images=(image,) * 5))
+    for body in (
+        openai_messages("", history, images=True),
+        anthropic_messages(history, images=True),
+        responses_input(history, images=True),
+    ):
+        sent = json.dumps(body)
+        assert sent.count(image.data[:40]) == 5  # the newest result's; the next five would pass 10 MiB
+        assert len(sent) < MAX_REQUEST_IMAGE_BYTES * 4 // 3 + 100_000
+        assert sent.count("left out of this request") == 3
+    assert all(len(m.images) == 5 for m in history if isinstance(m, ToolResult))  # the history keeps them

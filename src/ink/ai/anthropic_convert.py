@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ink.ai.image_budget import within_budget
 from ink.ai.messages import (
     AssistantMessage,
     Message,
@@ -55,9 +56,10 @@ def anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def anthropic_messages(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
-    """``images``: the model takes images, so a tool result's and a user's images go with them."""
+    """``images``: the model takes images, so a tool result's and a user's images go with them (the newest
+    within ``ink.ai.image_budget``)."""
     merged: list[dict[str, Any]] = []
-    for message in messages:
+    for message in within_budget(messages) if images else messages:
         role, blocks = _convert(message, images)
         if not blocks:
             continue

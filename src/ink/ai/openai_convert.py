@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ink.ai.image_budget import within_budget
 from ink.ai.messages import AssistantMessage, Message, ToolImage, ToolResult, UserMessage
 from ink.ai.models import lookup
 from ink.ai.provider import ModelRequest, ToolSpec
@@ -49,10 +50,11 @@ def openai_messages(
 ) -> list[dict[str, Any]]:
     """``images``: the model takes images (else a message's images are left out; its text names them). A
     tool message holds text only, so the images of a batch's results follow its last tool message as one
-    user message (tool messages must stay together); a user's images go in its own message."""
+    user message (tool messages must stay together); a user's images go in its own message. The newest
+    images within ``ink.ai.image_budget`` go; the text of the others says they were sent earlier."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     pending: list[dict[str, Any]] = []
-    for message in messages:
+    for message in within_budget(messages) if images else messages:
         if pending and not isinstance(message, ToolResult):
             out.append(_images_message(pending))
             pending = []

@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ink.ai.image_budget import within_budget
 from ink.ai.messages import (
     AssistantMessage,
     Message,
@@ -68,10 +69,11 @@ def responses_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 def responses_input(messages: Sequence[Message], *, images: bool = False) -> list[dict[str, Any]]:
     """``images``: the model takes images, so a user's attached images go with its text (else the text,
     which names them, goes alone). A ``function_call_output`` holds text only, so the images of a batch's
-    results follow its last output as one user message (the text of each result names them)."""
+    results follow its last output as one user message (the text of each result names them). The newest
+    images within ``ink.ai.image_budget`` go; the text of the others says they were sent earlier."""
     items: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
-    for message in messages:
+    for message in within_budget(messages) if images else messages:
         if pending and not isinstance(message, ToolResult):
             items.append(_images_message(pending))
             pending = []
