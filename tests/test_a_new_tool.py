@@ -101,7 +101,7 @@ import pytest  # noqa: E402
 from ink.agent.tool import find_tool  # noqa: E402
 from ink.config import Flags, load_settings  # noqa: E402
 from ink.config.rules import parse_rule  # noqa: E402
-from ink.frontends.tui.panels import question_fragments  # noqa: E402
+from ink.frontends.tui.questionview import Asking, QuestionPanel  # noqa: E402
 from ink.frontends.tui.view import EventView  # noqa: E402
 from ink.permissions import PermissionPolicy, RuleSet  # noqa: E402
 from ink.run.events import PermissionRequest, RunEnd, RunEvent  # noqa: E402
@@ -157,7 +157,7 @@ async def test_a_real_app_runs_them_and_the_tui_shows_them_as_they_describe_them
         seen.append(event)
         view.on_event(event)
         if isinstance(event, PermissionRequest):  # what the question panel draws, then "allow"
-            drawn = question_fragments(event, view.described(event), 0, 100, 20)
+            drawn, _scroll = QuestionPanel().draw(Asking(event, view.described(event)), 100, 20)
             questions.append("".join(text for _style, text in drawn))
             app.controller.permissions.answer(event.request_id, "allow")
 

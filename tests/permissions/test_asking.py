@@ -97,11 +97,13 @@ async def test_always_is_remembered_at_once_and_in_the_project_file(
     await harness.settled()
     assert (project / "ran.txt").read_text() == "ran\n" * 3
     assert len([e for e in harness.events if isinstance(e, PermissionRequest)]) == 1
-    saved = (project / ".ink" / "permissions.toml").read_text()
+    memory = PermissionMemory(project, tmp_path / "inkhome")
+    saved = memory.path.read_text()
     assert '"bash(echo ran >> ran.txt)"' in saved
-    rules, warning = PermissionMemory(project, tmp_path / "inkhome").load()
+    rules, warning = memory.load()
     assert warning is None and [r.text for r in rules] == ["bash(echo ran >> ran.txt)"]
-    assert stat.S_IMODE((project / ".ink" / "permissions.toml").stat().st_mode) == 0o600
+    assert stat.S_IMODE(memory.path.stat().st_mode) == 0o600
+    assert not (project / ".ink").exists()  # nothing of ink's in the user's repository
 
 
 async def test_an_always_answer_holding_a_secret_is_not_written_to_the_project(
@@ -129,7 +131,7 @@ async def test_an_always_answer_holding_a_secret_is_not_written_to_the_project(
     await processes.terminate_all(0.2)
     await h.aclose()
     assert (project / "ran.txt").read_text() == f"{secret}\n" * 2  # remembered for this process
-    assert not (project / ".ink" / "permissions.toml").exists()
+    assert not PermissionMemory(project, tmp_path / "inkhome").path.exists()
     [note] = notices
     assert "holds a secret" in note and secret not in note and "[REDACTED]" in note
 
@@ -180,7 +182,9 @@ async def test_an_unanswered_question_times_out_into_a_denial(
 async def test_an_always_that_cannot_be_saved_holds_for_the_session_and_says_so(
     harness: Harness, fake_server: FakeModelServer, project: Path
 ) -> None:
-    (project / ".ink").write_text("a file where the folder should be")
+    home = project.parent / "inkhome"  # the harness's $INK_HOME
+    home.mkdir(exist_ok=True)
+    (home / "projects").write_text("a file where the folder should be")
     fake_server.script(
         call("bash", {"command": TOUCH}, id="c1"), call("bash", {"command": TOUCH}, id="c2"), say("ok")
     )

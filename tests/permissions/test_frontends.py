@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ink.permissions import PermissionMemory
 from tests.cli.inkproc import ink_env, run_ink
 from tests.fakeserver import FakeModelServer, call, say
 from tests.rpc.client import RpcClient
@@ -37,7 +38,9 @@ def test_rpc_always_is_remembered_for_the_next_process(
         ink.wait_event("run_end", stopReason="completed")
         ink.close_stdin()
         assert ink.wait_exit() == 0
-    assert '"bash(echo ran >> ran.txt)"' in (project / ".ink" / "permissions.toml").read_text()
+    saved = PermissionMemory(project, tmp_path / "inkhome").path.read_text()
+    assert '"bash(echo ran >> ran.txt)"' in saved
+    assert not (project / ".ink").exists()  # no untracked file of ink's in the user's repository
     # A new process, in print mode where nobody could answer: the remembered rule lets it run.
     fake_server.script(
         call("bash", {"command": TOUCH}, id="c2"), call("bash", {"command": OTHER}, id="c3"), say("ok")
@@ -69,20 +72,20 @@ def test_tui_prompt_allow_always_and_deny(
         assert TOUCH in ink.text()  # the command is shown with the question
         assert "always allow" in ink.text() and "deny" in ink.text()
         assert not (project / "ran.txt").exists()
-        ink.wait_text("esc denies")  # answer keys count once the question was shown long enough
-        ink.send("a")
+        ink.answer("a")  # the deliberate way (R38): a hand-over after a pause, then the key
         ink.wait_text("first done")
         assert "allow bash?" not in ink.text()
         ink.type_line("again, and the other one")
         ink.wait_for(lambda: "allow bash?" in ink.text() and OTHER in ink.text(), what="the second question")
         assert (project / "ran.txt").read_text() == "ran\n" * 2  # the remembered command did not ask
-        ink.wait_text("esc denies")
-        ink.send("n")
+        ink.answer("n")
         ink.wait_text("second done")
     finally:
         ink.close()
     assert not (project / "other.txt").exists()
-    assert '"bash(echo ran >> ran.txt)"' in (project / ".ink" / "permissions.toml").read_text()
+    saved = PermissionMemory(project, tmp_path / "inkhome").path.read_text()
+    assert '"bash(echo ran >> ran.txt)"' in saved
+    assert not (project / ".ink").exists()  # no untracked file of ink's in the user's repository
     results = dict(fake_server.requests[-1].tool_results())
     assert "permission" not in results["c2"]
     assert "the user denied permission for the bash command" in results["c3"]

@@ -75,7 +75,7 @@ def test_a_new_command_runner_is_judged_like_bash_under_its_own_name(tmp_path: P
     run = Described("run", "execute", tmp_path)
     policy = PermissionPolicy("ask", RuleSet(), tmp_path, {"run": run}.get)
     verdict = policy.check("run", {"cmd": "npm test"})
-    assert (verdict.kind, verdict.remember) == ("ask", "run(npm test)")  # "always" remembers it by name
+    assert (verdict.kind, verdict.remember) == ("ask", "run(npm test *)")  # "always" remembers it by name
     assert judge(tmp_path, run, {"cmd": "npm test"}, allow=("run(npm *)",)) == "allow"
     assert judge(tmp_path, run, {"cmd": "npm test"}, allow=("bash(npm *)",)) == "ask"  # bash's rule, not its
     assert judge(tmp_path, run, {"cmd": "sudo rm -rf x"}, "yolo", deny=("execute(rm *)",)) == "deny"

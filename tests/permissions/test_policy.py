@@ -49,7 +49,11 @@ def test_ask_mode_says_why_and_what_always_would_remember(root: Path) -> None:
     nested = p.check("edit", {"path": "src/a*b.py"})
     assert nested.remember == "edit(src/a\\*b.py)"  # escaped: it names exactly that file
     command = p.check("bash", {"command": "  npm test  "})
-    assert (command.kind, command.remember, command.mode) == ("ask", "bash(npm test)", "yolo")
+    assert (command.kind, command.remember, command.mode) == (
+        "ask",
+        "bash(npm test *)",
+        "yolo",
+    )  # a readable prefix
     assert "no allow rule covers `npm test`" in command.why
 
 

@@ -62,7 +62,12 @@ class Recorder:
         self.asked: list[str] = []
 
     async def ask(
-        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: object = None
+        self,
+        call: ToolCall,
+        signal: AbortSignal,
+        reason: str = "",
+        source: object = None,
+        remember: str | None = None,
     ) -> Decision:
         self.asked.append(reason)
         return "deny"

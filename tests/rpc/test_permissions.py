@@ -112,3 +112,27 @@ def test_a_bang_line_is_the_users_own_command_and_is_not_asked_about(
     assert ink.wait_event("bang_end", inputId=bang)["exitCode"] == 0
     assert wait_for_file(project / "out.txt") == "ran"
     assert ink.events("permission_request") == []
+
+
+def test_only_a_permission_command_answers_a_question(
+    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path
+) -> None:
+    """R38 over RPC: input sent while a question is open is queued input, never an answer; a malformed
+    answer is refused and leaves the question open. The question shows the rule "always" would store."""
+    fake_server.script(call("bash", {"command": TOUCH}, id="c1"), say("done"))
+    ink = start_rpc(*ASK)
+    ink.ok("prompt", text="make the file")
+    request = asked(ink, "c1")
+    assert request["remember"] == f"bash({TOUCH})"
+    for kind, text in (("prompt", "y"), ("steer", "always"), ("follow_up", "allow"), ("prompt", "a")):
+        assert ink.ok(kind, text=text)["queued"] is True
+    assert "decision" in ink.fail("permission", requestId=request["requestId"], decision="yes")
+    assert "requestId" in ink.fail("permission", decision="always")
+    state = ink.ok("get_state")
+    assert [q["requestId"] for q in state["permissionRequests"]] == [request["requestId"]]
+    assert [q["text"] for q in state["queue"]] == ["y", "always", "allow", "a"]
+    assert ink.events("permission_resolved") == [] and not (project / "out.txt").exists()
+    ink.ok("abort")
+    assert ink.wait_event("permission_resolved", requestId=request["requestId"])["decision"] == "cancelled"
+    ink.wait_event("run_end", stopReason="aborted")
+    assert not (project / "out.txt").exists()

@@ -138,6 +138,18 @@ class InkTerminal:
     def send(self, data: str | bytes) -> None:
         self.child.send(data if isinstance(data, bytes) else data.encode())
 
+    def answer(self, key: str) -> None:
+        """Answer the permission question shown with ``key`` (y, a or n) the deliberate way (R38): once
+        a hand-over counts, Ctrl+O hands the question the keyboard (the editor may hold text), then the
+        key."""
+        self.wait_for(
+            lambda: "tab answer it" in self.text() or "ctrl+o answer it" in self.text(),
+            what="a hand-over that counts",
+        )
+        self.send("\x0f")
+        self.wait_text("y/a/n answer")
+        self.send(key)
+
     def type_line(self, text: str) -> None:
         """Type ``text`` and press Enter."""
         self.send(text)

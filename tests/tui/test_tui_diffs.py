@@ -38,8 +38,7 @@ def asked(
 def answer_yes(ink: InkTerminal, tool_line: str) -> str:
     """Allow the call once the keys answer; the scrollback once the run is over and the tool's block
     (``tool_line`` starts it) is printed."""
-    ink.wait_text("esc denies")
-    ink.send("y")
+    ink.answer("y")
     ink.wait_text("Done.")
     ink.wait_printed(tool_line, whole_line=False)
     return "\n".join(ink.scrollback())
@@ -108,7 +107,7 @@ def test_at_40_columns_a_long_changed_line_is_wrapped_inside_the_question(
     ink.wait_text("allow edit?")
     ink.wait_text("+greeting = 'hello there, this")
     lines = ink.lines()
-    top = next(i for i, line in enumerate(lines) if line.startswith("allow edit?"))
+    top = next(i for i, line in enumerate(lines) if line.startswith("  --- a/msg.py")) - 1
     keys = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("y  allow once", "y  once")))
     rows = [line for line in lines[top + 1 : keys] if line]
     assert all(line.startswith("  ") and len(line) <= 40 for line in rows), rows

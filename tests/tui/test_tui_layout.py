@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ink.frontends.tui.app import HINTS
 from tests.fakeserver import FakeModelServer, Reply, say, tool_call
 from tests.tui.conftest import StartInk
 from tests.tui.terminal import InkTerminal, char_at
@@ -62,11 +63,15 @@ def test_a_40_column_terminal_shows_whole_status_question_and_tool_lines(
     ink = start_ink(permission_mode="ask", columns=40, rows=20)
     ink.type_line("run the loop")
     ink.wait_text("allow bash?")
-    ink.wait_text("esc denies")  # the answer keys are live
+    ink.wait_text("tab answer it")  # a hand-over would count now
     lines = ink.lines()
     assert " y  once    a  always    n  deny" in lines  # the short labels: all three keys whole
     [status] = [i for i, line in enumerate(lines) if line.startswith("● running")]
-    assert lines[status + 1] == "y allow once · a always allow · n deny"
+    assert whole_items(lines[status + 1], RUNNING_HINT)
+    ink.send("\t")
+    ink.wait_text("y/a/n answer")
+    [status] = [i for i, line in enumerate(ink.lines()) if line.startswith("● running")]
+    assert whole_items(ink.lines()[status + 1], HINTS["answering"])
     ink.send("y")
     ink.wait_text("row-3-of-a-long-output")
     lines = ink.lines()

@@ -29,8 +29,7 @@ def test_R46_a_run_end_and_a_waiting_question_ring_and_reach_the_notify_command(
     ink.wait_text("allow bash?")
     poll_until(lambda: [e["type"] for e in _events(seen)] == ["permission_request"], what="question told")
     assert b"\a" in ink.raw
-    ink.wait_text("esc denies")
-    ink.send("y")
+    ink.answer("y")
     ink.wait_text("Done.")
     poll_until(lambda: len(_events(seen)) == 2, what="the run's end told")
     end = _events(seen)[-1]

@@ -48,7 +48,12 @@ class Asker(Protocol):
     timeout_seconds: float | None
 
     async def ask(
-        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: Source | None = None
+        self,
+        call: ToolCall,
+        signal: AbortSignal,
+        reason: str = "",
+        source: Source | None = None,
+        remember: str | None = None,
     ) -> Decision: ...
 
 
@@ -109,7 +114,7 @@ class PermissionHook:
             return Refusal(f"Not executed: {verdict.what} is forbidden by {rule}. {GIVE_UP}")
         if self.asker is None:
             return self._nobody_to_ask(verdict)
-        decision = await self.asker.ask(call, ctx.signal, verdict.why, ctx.source)
+        decision = await self.asker.ask(call, ctx.signal, verdict.why, ctx.source, remember=verdict.remember)
         return self._answered(decision, verdict)
 
     def _answered(self, decision: Decision, verdict: Verdict) -> Refusal | None:

@@ -28,6 +28,7 @@ from typing import Any
 from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
 from ink.permissions.precedence import ALLOW, Assessment, Verdict, decide
+from ink.permissions.remember import command_rule
 from ink.permissions.rules import FILE_CHANGE, RuleSet, Subject, escape
 from ink.permissions.shell import DIRECTORY_CHANGERS, analyse
 
@@ -146,7 +147,7 @@ class PermissionPolicy:
         if doubtful is not None:  # not proven harmless: refused in yolo, asked (never allowed) otherwise
             doubt = f"{doubtful.label}, which ink cannot rule out: {shape.doubt()}"
             return self._found(what, doubted_by=doubt)
-        remember = f"{subject.name}({escape(command.strip())})"
+        remember = command_rule(subject.name, command, shape)
         if shape.unprovable:  # it could run anything: no allow rule vouches for that, only the user
             return self._found(what, why=shape.doubt(), least_mode="yolo")
         if self.rules.whole_command_allowed(subject, command) is not None:

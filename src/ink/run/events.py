@@ -140,7 +140,9 @@ class BangEnd(msgspec.Struct, frozen=True):
 
 
 class PermissionRequest(msgspec.Struct, frozen=True):
-    """``reason``: why the policy asks (a bash command, a write outside the workspace, ...)."""
+    """``reason``: why the policy asks (a bash command, a write outside the workspace, ...).
+    ``remember``: the rule an ``always`` answer stores, in the words of the rules files (None: ``always``
+    remembers nothing beyond this call)."""
 
     request_id: str
     tool_call_id: str
@@ -148,6 +150,7 @@ class PermissionRequest(msgspec.Struct, frozen=True):
     args: Mapping[str, Any]
     reason: str | None = None
     source: Source | None = None
+    remember: str | None = None
     type: Literal["permission_request"] = "permission_request"
 
 

@@ -33,6 +33,7 @@ class OpenQuestion(msgspec.Struct, frozen=True):
     name: str
     args: Mapping[str, Any]
     reason: str = ""
+    remember: str | None = None
 
 
 class PermissionBroker:
@@ -46,18 +47,28 @@ class PermissionBroker:
         return [question for question, _ in self._open.values()]
 
     async def ask(
-        self, call: ToolCall, signal: AbortSignal, reason: str = "", source: Source | None = None
+        self,
+        call: ToolCall,
+        signal: AbortSignal,
+        reason: str = "",
+        source: Source | None = None,
+        remember: str | None = None,
     ) -> Decision:
         """Ask the user about ``call`` (``reason``: why it needs asking; ``source``: the sub-agent whose
-        call it is, R7). Never raises for a missing answer: returns the decision."""
+        call it is, R7; ``remember``: the rule an ``always`` answer stores, shown with the question).
+        Never raises for a missing answer: returns the decision."""
         if signal.aborted:
             return "cancelled"
         request_id = f"perm-{next(self._ids)}"
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        question = OpenQuestion(request_id, call.id, call.name, call.arguments, reason)
+        question = OpenQuestion(request_id, call.id, call.name, call.arguments, reason, remember)
         self._open[request_id] = (question, future)
         remove = signal.on_abort(lambda _reason: future.cancel())
-        self._emit(PermissionRequest(request_id, call.id, call.name, call.arguments, reason or None, source))
+        self._emit(
+            PermissionRequest(
+                request_id, call.id, call.name, call.arguments, reason or None, source, remember
+            )
+        )
         decision: Decision
         try:
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout_seconds)

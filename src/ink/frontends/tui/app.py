@@ -32,15 +32,9 @@ from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.notify import Notifier
 from ink.frontends.tui.paint import Painter
-from ink.frontends.tui.panels import (
-    QUEUE_ROWS,
-    Status,
-    live_fragments,
-    question_fragments,
-    queue_fragments,
-    status_fragments,
-)
-from ink.frontends.tui.question import QuestionGate
+from ink.frontends.tui.panels import QUEUE_ROWS, Status, live_fragments, queue_fragments, status_fragments
+from ink.frontends.tui.question import QuestionFocus
+from ink.frontends.tui.questionview import Asking, KeysState, QuestionPanel
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
 from ink.frontends.tui.view import EventView
@@ -62,8 +56,7 @@ HINTS = {
     "pulled-follow-up": "enter queues it again as a follow-up · esc interrupt · ctrl+r redirect",
     "aborting": "stopping the run… ctrl+c again quits at once",
     "armed": "press ctrl+c again to quit",
-    "question": "y allow once · a always allow · n deny · ctrl+c interrupt the run",
-    "question-typing": "the input has text: y/a/n type into it · alt+y/a/n or an empty input answer",
+    "answering": "y/a/n answer · tab back to the input · esc interrupt",
 }
 
 
@@ -77,7 +70,8 @@ class TuiApp:
         if (mcp := mcp_of(core)) is not None:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, lambda name: find_tool(core.controller.setup.tools, name))
-        self._gate = QuestionGate(core.settings.question_delay, clock)
+        self.focus = QuestionFocus(core.settings.question_delay, clock)
+        self._question_panel = QuestionPanel()
         self.painter = Painter(color=color)
         self.buffer = Buffer(
             multiline=True,
@@ -118,6 +112,8 @@ class TuiApp:
         self.app.timeoutlen = 0.0
         self._notifier = Notifier(core.settings.notify, self._write, core.tasks.spawn, clock)  # R46
         self.app.key_processor.before_key_press += lambda _processor: self._notifier.key_pressed()
+        # The pause a question's hand-over waits for is measured from every key the app handles.
+        self.app.key_processor.after_key_press += lambda _processor: self.focus.key_pressed()
         self._unsubscribe = self.controller.subscribe(self._on_event)
 
     @property
@@ -247,22 +243,34 @@ class TuiApp:
         return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
 
     def _question_rows(self) -> int:
-        return max(3, self.app.output.get_size().rows // 2)
+        """Half the screen; all of it but the input and the status once Ctrl+O expanded the question."""
+        rows = self.app.output.get_size().rows
+        if self.focus.expanded and self.focus.answering is not None:
+            editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
+            return max(3, rows - editor - 4)  # the rule, the status line, one spare
+        return max(3, rows // 2)
 
     def _question(self) -> StyleAndTextTuples:
         questions = self._view.questions
         if not questions:
             return []
-        preview_rows = self._question_rows() - 2  # the title and the keys
         first = questions[0]
-        self._gate.painted(first.request_id)
-        self._gate.forget({q.request_id for q in questions})
-        wait = self._gate.wait_left(first.request_id)
-        keys = f"in {wait:.1f}s" if wait > 0 else "typing" if self.buffer.text else "live"
-        described = self._view.described(first)
-        fragments = question_fragments(
-            first, described, len(questions) - 1, self._width(), preview_rows, keys
+        self.focus.painted(first.request_id)
+        self.focus.forget({q.request_id for q in questions})
+        wait = self.focus.wait_left(first.request_id)
+        keys: KeysState = "answering" if self.focus.holds_keyboard(first.request_id) else "wait"
+        if keys == "wait" and wait <= 0:
+            keys = "ready"
+        asking = Asking(
+            first,
+            self._view.described(first),
+            len(questions) - 1,
+            keys,
+            wait,
+            bool(self.buffer.text),
+            self.focus.scroll,
         )
+        fragments, self.focus.scroll = self._question_panel.draw(asking, self._width(), self._question_rows())
         return fragments  # type: ignore[return-value]
 
     def _queue(self) -> StyleAndTextTuples:
@@ -274,8 +282,8 @@ class TuiApp:
             state = "aborting"
         view, usage, settings = self._view, self._core.usage, self._core.settings
         activity = view.activity if state != "idle" else ""
-        asking = "question-typing" if self.buffer.text else "question"
-        hint = HINTS["armed" if self._quit_armed else asking if view.questions else state]
+        answering = self.question_has_keyboard()
+        hint = HINTS["armed" if self._quit_armed else "answering" if answering else state]
         if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
             hint = HINTS["pulled-follow-up"]
         picked = view.sub_agents.running.get(view.sub_agents.selected or "")
@@ -304,13 +312,33 @@ class TuiApp:
     def has_question(self) -> bool:
         return bool(self._view.questions)
 
-    def question_shown_long_enough(self) -> bool:
-        questions = self._view.questions
-        return bool(questions) and self._gate.wait_left(questions[0].request_id) <= 0
+    def _shown_question(self) -> str | None:
+        return self._view.questions[0].request_id if self._view.questions else None
 
-    def answer_keys_live(self) -> bool:
-        questions = self._view.questions
-        return bool(questions) and self._gate.keys_live(questions[0].request_id, self.buffer.text)
+    def question_has_keyboard(self) -> bool:
+        return self.focus.holds_keyboard(self._shown_question())
+
+    def can_hand_over(self) -> bool:
+        shown = self._shown_question()
+        return shown is not None and self.focus.can_take(shown)
+
+    def hand_over(self, expanded: bool) -> None:
+        """R38: the question takes the keyboard (Tab, Ctrl+O) only after a pause in typing."""
+        shown = self._shown_question()
+        if shown is not None and self.focus.can_take(shown):
+            self.focus.take(shown, expanded=expanded)
+            self._dirty.set()
+
+    def take_back(self, typed: str = "") -> None:
+        """The keyboard back to the editor; ``typed`` (a key or a paste that gave it back) goes there."""
+        self.focus.give_back()
+        if typed:
+            self.buffer.insert_text(typed)
+        self._dirty.set()
+
+    def scroll_question(self, rows: int) -> None:
+        self.focus.scroll = max(0, self.focus.scroll + rows)  # the panel keeps it within the body
+        self._dirty.set()
 
     def can_pull_queued(self) -> bool:
         return self.controller.state == "running" and not self.buffer.text and bool(self.controller.queue())
@@ -385,11 +413,17 @@ class TuiApp:
 
     def escape(self) -> None:
         """Esc interrupts the run; Esc Esc on an empty input, once idle, opens the rewind picker (an Esc
-        that interrupted is not the first of the two)."""
+        that interrupted is not the first of the two). With a question shown, Esc interrupts the run
+        too, and the call is not executed (R38); a question with no run to stop is denied."""
+        self.focus.give_back()
         if self.controller.abort("user"):
             self.rewind.escape_pressed(input_empty=False)
             self._aborting = True
             self._dirty.set()
+            return
+        shown = self._shown_question()
+        if shown is not None:
+            self._resolve(shown, "deny")
             return
         self.rewind.escape_pressed(input_empty=not self.buffer.text)
 
@@ -424,15 +458,31 @@ class TuiApp:
         self._pulled_mode = last.mode
 
     def expand(self) -> None:
+        """Ctrl+O: with a question shown, hand it the keyboard and show it whole (again: back to half
+        the screen); else the next folded output, whole."""
+        if self._view.questions:
+            if self.question_has_keyboard():
+                self.focus.expanded = not self.focus.expanded
+            else:
+                self.hand_over(expanded=True)
+            self._dirty.set()
+            return
         if not self._view.expand_next():
             self._view.print(Block("info", "nothing folded to expand"))
         self._dirty.set()
 
     def answer(self, answer: Answer) -> None:
-        if not self._view.questions:
-            return
+        """Only the question holding the keyboard is answered (R38); the keyboard goes back either way."""
+        shown = self._shown_question()
+        held = self.focus.holds_keyboard(shown)
+        self.focus.give_back()
+        self._dirty.set()
+        if shown is not None and held:
+            self._resolve(shown, answer)
+
+    def _resolve(self, request_id: str, answer: Answer) -> None:
         try:
-            self.controller.permissions.answer(self._view.questions[0].request_id, answer)
+            self.controller.permissions.answer(request_id, answer)
         except UnknownRequest:  # answered meanwhile (a timeout, an abort): its resolution is on its way
             pass
 

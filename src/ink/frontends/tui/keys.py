@@ -20,6 +20,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Alt+Enter", "queue as a follow-up (taken when the model would stop)"),
     ("Ctrl+J", "new line"),
     ("Esc", "interrupt the run at once: the model stream and tools stop, queued inputs come back here"),
+    ("", "with a permission question shown too: the call is not executed (the question ends with the run)"),
     ("Esc Esc", "on an empty input: rewind files and/or conversation to before an earlier input"),
     ("Ctrl+C", "running: interrupt; again while it stops: quit at once (exit 130)"),
     ("", "idle: clear the input; twice on an empty input: quit"),
@@ -32,12 +33,22 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
     ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
     ("Up (history)", "idle, empty input: earlier prompts of this project; with text: those starting so"),
-    ("y / a / n", "answer a permission question: allow once / always allow / deny (Esc denies too)"),
-    ("", "only on an empty input, once the question has been shown for 0.5 s; else they type"),
-    ("Alt+y / a / n", "answer a permission question whatever the input holds (the text stays)"),
+    ("Tab / Ctrl+O", "a permission question shown: hand it the keyboard (Tab on an empty input; Ctrl+O"),
+    ("", "also shows it whole), once typing has paused 0.5 s; typed text, Enter, paste never answer"),
+    ("y / a / n", "the question has the keyboard: allow once / always allow (shows the rule) / deny"),
+    ("↑ ↓ PgUp PgDn", "the question has the keyboard: scroll what it asks about; Tab: back to the input"),
 )
 
 ALWAYS = Always()
+ANSWER_KEYS: tuple[tuple[str, Answer], ...] = (("y", "allow"), ("a", "always"), ("n", "deny"))
+SCROLL_KEYS: tuple[tuple[str, int], ...] = (
+    ("up", -1),
+    ("down", 1),
+    ("pageup", -10),
+    ("pagedown", 10),
+    ("home", -1_000_000),
+    ("end", 1_000_000),
+)
 
 
 class KeyActions(Protocol):
@@ -45,9 +56,15 @@ class KeyActions(Protocol):
 
     def has_question(self) -> bool: ...
 
-    def answer_keys_live(self) -> bool: ...
+    def question_has_keyboard(self) -> bool: ...
 
-    def question_shown_long_enough(self) -> bool: ...
+    def can_hand_over(self) -> bool: ...
+
+    def hand_over(self, expanded: bool) -> None: ...
+
+    def take_back(self, typed: str = "") -> None: ...
+
+    def scroll_question(self, rows: int) -> None: ...
 
     def can_pull_queued(self) -> bool: ...
 
@@ -79,70 +96,80 @@ class KeyActions(Protocol):
 def build_key_bindings(actions: KeyActions) -> KeyBindings:
     """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
 
-    A permission question never takes the keyboard: keys type into the editor as usual, and only the
-    answer keys, when ``answer_keys_live`` (an empty editor, the question shown long enough), answer it.
+    A permission question never takes the keyboard by itself (R38, ``question``): keys type into the
+    editor as usual until a deliberate hand-over (Tab on an empty input, Ctrl+O) after a pause.
     """
     kb = KeyBindings()
-    question = Condition(actions.has_question)
-    live = question & Condition(actions.answer_keys_live)
+    answering = Condition(actions.question_has_keyboard)
+    _question_keys(kb, actions, answering)
 
     def bind(*keys: str | Keys, run: Callable[[], None], when: Filter = ALWAYS) -> None:
         kb.add(*keys, filter=when)(lambda _event: run())
 
-    bind("enter", run=lambda: actions.submit("steer"))
-    bind("escape", "enter", run=lambda: actions.submit("follow_up"))
-    bind("escape", run=actions.escape, when=~question)
+    bind("enter", run=lambda: actions.submit("steer"), when=~answering)
+    bind("escape", "enter", run=lambda: actions.submit("follow_up"), when=~answering)
+    bind("escape", run=actions.escape)  # a question shown too: Esc interrupts (R38)
     bind("c-c", run=actions.interrupt_key)
     bind(Keys.SIGINT, run=actions.interrupt_key)  # prompt_toolkit ignores it by default
-    bind("c-r", run=actions.redirect)
-    bind("up", run=actions.pull_queued, when=Condition(actions.can_pull_queued))
+    bind("c-r", run=actions.redirect, when=~answering)
+    bind("up", run=actions.pull_queued, when=~answering & Condition(actions.can_pull_queued))
     bind("c-o", run=actions.expand)
-    bind("s-tab", run=actions.cycle_mode)
-    bind("c-g", run=actions.edit_in_editor)
-    bind("c-t", run=actions.pick_sub_agent, when=Condition(actions.has_sub_agents))  # else: transpose
+    bind("s-tab", run=actions.cycle_mode, when=~answering)
+    bind("c-g", run=actions.edit_in_editor, when=~answering)
+    sub_agents = Condition(actions.has_sub_agents)
+    bind("c-t", run=actions.pick_sub_agent, when=~answering & sub_agents)  # else: transpose
 
-    @kb.add("c-j")
+    @kb.add("c-j", filter=~answering)
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.newline(copy_margin=False)
 
-    @kb.add("tab")
+    @kb.add("tab", filter=~answering)
     def _complete(event: KeyPressEvent) -> None:
+        if not event.current_buffer.text and actions.can_hand_over():
+            actions.hand_over(expanded=False)
+            return
         from ink.frontends.tui.completion import complete_slash
 
         complete_slash(event.current_buffer)
 
-    @kb.add("c-d")
+    @kb.add("c-d", filter=~answering)
     def _quit(event: KeyPressEvent) -> None:
         if event.current_buffer.text:
             event.current_buffer.delete()
         else:
             actions.quit_key()
 
-    _question_keys(kb, actions, question, live)
     return kb
 
 
-def _question_keys(kb: KeyBindings, actions: KeyActions, question: Filter, live: Filter) -> None:
-    """y/a/n answer a question only while its keys are live; before that they type (no binding matches).
-    Alt+y/a/n are deliberate: they answer whatever the editor holds, once the question was shown long
-    enough. Esc denies after that delay, and is swallowed before (never an abort meant for a question
-    the user has not read)."""
-    answers: tuple[tuple[str, Answer], ...] = (("y", "allow"), ("a", "always"), ("n", "deny"))
-    for key, answer in answers:
-        kb.add(key, filter=live)(partial(_answer, actions, answer))
-        kb.add("escape", key, filter=question)(partial(_deliberate, actions, answer))
-    kb.add("escape", filter=question)(partial(_escape_question, actions))
+def _question_keys(kb: KeyBindings, actions: KeyActions, answering: Filter) -> None:
+    """While the question holds the keyboard (after a hand-over): y/a/n answer, the scroll keys move
+    its preview, Tab gives the keyboard back; any other printable key or a paste gives it back *and*
+    goes into the editor (never lost, never an answer). Enter and Alt+Enter do nothing there. Keys
+    bound for every state (Esc, Ctrl+C, Ctrl+O) are bound after these and win over ``<any>``."""
+
+    @kb.add(Keys.Any, filter=answering)
+    def _other(event: KeyPressEvent) -> None:
+        if event.data and event.data.isprintable():
+            actions.take_back(event.data)
+
+    @kb.add(Keys.BracketedPaste, filter=answering)
+    def _paste(event: KeyPressEvent) -> None:
+        actions.take_back(event.data.replace("\r\n", "\n").replace("\r", "\n"))
+
+    kb.add("tab", filter=answering)(lambda _event: actions.take_back())
+    kb.add("enter", filter=answering)(lambda _event: None)  # not an answer: only y/a/n are
+    kb.add("escape", "enter", filter=answering)(lambda _event: None)  # Alt+Enter: not an interrupt
+    for key, answer in ANSWER_KEYS:
+        kb.add(key, filter=answering)(partial(_answer, actions, answer))
+        kb.add(key.upper(), filter=answering)(partial(_answer, actions, answer))
+    for key, rows in SCROLL_KEYS:
+        kb.add(key, filter=answering)(partial(_scroll, actions, rows))
 
 
 def _answer(actions: KeyActions, answer: Answer, event: KeyPressEvent) -> None:
     actions.answer(answer)
 
 
-def _deliberate(actions: KeyActions, answer: Answer, event: KeyPressEvent) -> None:
-    if actions.question_shown_long_enough():
-        actions.answer(answer)
-
-
-def _escape_question(actions: KeyActions, event: KeyPressEvent) -> None:
-    if actions.question_shown_long_enough():
-        actions.answer("deny")
+def _scroll(actions: KeyActions, rows: int, event: KeyPressEvent) -> None:
+    actions.scroll_question(rows)

@@ -8,19 +8,15 @@ bounded by the screen size, never by the length of the reply.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import msgspec
 from prompt_toolkit.utils import get_cwidth
 
-from ink.agent.tool import CallDescription
-from ink.frontends.tui.blocks import Block, sanitize
-from ink.frontends.tui.diffs import diff_lines
-from ink.frontends.tui.paint import CODE_THEME, DIFF_LINE_BG, DIFF_WORD_BG
+from ink.frontends.tui.blocks import sanitize
 from ink.frontends.tui.subagents import sub_agent_rows
-from ink.frontends.tui.toolview import preview
 from ink.frontends.tui.view import ActiveTool, EventView
-from ink.run.events import PermissionRequest, QueuedInput
+from ink.frontends.tui.wrapping import wrap_chars
+from ink.run.events import QueuedInput
 
 Fragments = list[tuple[str, str]]
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -30,10 +26,6 @@ OUTPUT_ROWS = 5  # lines of a running tool's output shown under it
 OUTPUT_TAIL_CHARS = 4096
 SUB_AGENT_ROWS = 4  # finished calls shown under the picked sub-agent
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
-ANSWER_LABELS = (("y", "allow once"), ("a", "always allow"), ("n", "deny"))
-SHORT_ANSWER_LABELS = (("y", "once"), ("a", "always"), ("n", "deny"))
-WIDE_QUESTION = 50  # columns the long answer labels need
-DIFF_HEADERS = {"file": "class:diff.file", "hunk": "class:diff.hunk", "note": "class:hint"}
 
 
 def wrap_tail(lines: Sequence[str], width: int, max_rows: int) -> list[str]:
@@ -54,26 +46,7 @@ def _wrap_tail(line: str, width: int, keep: int) -> list[str]:
         total = max(1, -(-len(line) // width))
         start = max(0, total - keep) * width
         return [line[i : i + width] for i in range(start, len(line), width)] or [""]
-    return _wrap(line, width)[-keep:]
-
-
-def _wrap(line: str, width: int) -> list[str]:
-    if not line:
-        return [""]
-    if line.isascii():
-        return [line[i : i + width] for i in range(0, len(line), width)]
-    rows: list[str] = []
-    row: list[str] = []
-    used = 0
-    for char in line:
-        w = get_cwidth(char)
-        if used + w > width:
-            rows.append("".join(row))
-            row, used = [], 0
-        row.append(char)
-        used += w
-    rows.append("".join(row))
-    return rows
+    return wrap_chars(line, width)[-keep:]
 
 
 def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fragments:
@@ -167,131 +140,6 @@ def queue_fragments(queue: Sequence[QueuedInput], width: int, max_rows: int = QU
         out.append(("class:queue.text", f" {text}\n"))
     out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
     return out
-
-
-def question_fragments(
-    question: PermissionRequest,
-    described: CallDescription,
-    waiting: int,
-    width: int,
-    max_rows: int,
-    keys: str = "live",
-) -> Fragments:
-    """The inline permission prompt: what the tool wants to do (at most ``max_rows`` rows of
-    it) and the answer keys. ``keys``: "live" (they answer), "typing" (the editor has text, so they
-    type), or "in 0.3s" (the question has not been shown long enough yet)."""
-    more = f" (+{waiting} more waiting)" if waiting else ""
-    asker = f" (sub-agent {question.source.agent} {question.source.id})" if question.source else ""
-    out: Fragments = [("class:question.title", f"allow {question.name}?{asker}{more}")]
-    if question.reason:
-        out.append(("class:hint", f"  {sanitize(question.reason)}"))
-    out.append(("", "\n"))
-    shown = _preview_fragments(preview(described, question.args, max_rows), width)
-    rows = sum(text.count("\n") for _style, text in shown) + 1
-    if rows > max_rows:  # long lines wrapped into more rows than there is room for
-        shown = [*_first_rows(shown, max_rows - 1), ("class:hint", "  …")]
-    out.extend(shown)
-    out.append(("", "\n"))
-    key_style = "class:question.key" if keys == "live" else "class:hint"
-    labels = ANSWER_LABELS if width >= WIDE_QUESTION else SHORT_ANSWER_LABELS  # a narrow terminal
-    for key, label in labels:
-        out.append((key_style, f" {key} "))
-        out.append(("class:question.label", f" {label}   "))
-    used = sum(get_cwidth(text) for _, text in out[-2 * len(labels) :])
-    if width < WIDE_QUESTION:  # no room beside the keys: the hint gets a row of its own
-        out.append(("", "\n"))
-        used = 0
-    if keys == "live":
-        hint = "esc denies · ctrl+c interrupts the run"
-    elif keys == "typing":
-        hint = "alt+y/a/n answer (the input has text)"
-    else:
-        hint = f"keys answer {keys}"
-    out.append(("class:hint", fit_items(hint, width - used - 1)))
-    return out
-
-
-def _first_rows(fragments: Fragments, rows: int) -> Fragments:
-    """The fragments of the first ``rows`` rows, each ending in its newline."""
-    out: Fragments = []
-    for style, text in fragments:
-        *ended, rest = text.split("\n")
-        for piece in ended:
-            out.append((style, piece + "\n"))
-            rows -= 1
-            if rows <= 0:
-                return out
-        if rest:
-            out.append((style, rest))
-    return out
-
-
-def _preview_fragments(block: Block, width: int) -> Fragments:
-    if block.kind == "diff":
-        return diff_fragments(block.text, width)
-    out: Fragments = []
-    for line in block.text.split("\n"):
-        style = "class:question.command" if block.kind == "bang" else "class:question.text"
-        for row in _wrap(line, max(1, width - 2)):
-            out.append((style, f"  {row}\n"))
-    if out:
-        out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
-    return out
-
-
-def diff_fragments(diff: str, width: int) -> Fragments:
-    """A unified diff as the scrollback shows it (``paint.diff_text``): code highlighted, changed lines
-    shaded, changed words brighter; each line wrapped at ``width`` columns."""
-    out: Fragments = []
-    for line in diff_lines(diff):
-        if line.role in DIFF_HEADERS:
-            pieces: Fragments = [(DIFF_HEADERS[line.role], line.parts[0].text)]
-        else:
-            shade = DIFF_LINE_BG.get(line.role)
-            background = f" bg:{shade}" if shade else ""
-            pieces = [(f"class:diff.{line.role}{background}", line.sign)]
-            for part in line.parts:
-                lit = DIFF_WORD_BG[line.role] if part.changed and line.role in DIFF_WORD_BG else shade
-                pieces.append((_token_style(part.token) + (f" bg:{lit}" if lit else ""), part.text))
-        for row in _wrap_fragments(pieces, max(1, width - 2)):
-            out.append(("", "  "))
-            out.extend(row)
-            out.append(("", "\n"))
-    if out:
-        out.pop()
-    return out
-
-
-def _wrap_fragments(pieces: Fragments, width: int) -> list[Fragments]:
-    rows: list[Fragments] = [[]]
-    used = 0
-    for style, text in pieces:
-        for char in text.replace("\t", "    "):
-            w = get_cwidth(char)
-            if used + w > width and used:
-                rows.append([])
-                used = 0
-            row = rows[-1]
-            if row and row[-1][0] == style:
-                row[-1] = (style, row[-1][1] + char)
-            else:
-                row.append((style, char))
-            used += w
-    return rows
-
-
-@lru_cache(maxsize=256)
-def _token_style(token: object) -> str:
-    """A pygments token's colour and emphasis in the code theme, as a prompt_toolkit style."""
-    if token is None:
-        return "class:question.text"
-    from pygments.styles import get_style_by_name
-
-    found = get_style_by_name(CODE_THEME).style_for_token(token)
-    style = f"fg:#{found['color']}" if found["color"] else ""
-    return " ".join(
-        filter(None, [style, "bold" if found["bold"] else "", "italic" if found["italic"] else ""])
-    )
 
 
 class Status(msgspec.Struct, frozen=True):

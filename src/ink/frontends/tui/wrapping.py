@@ -1,0 +1,59 @@
+"""Cutting text into screen rows by display width (wide characters count two columns).
+
+``wrap_words`` breaks at spaces, as prose is read (a word longer than a row is the only thing cut);
+``wrap_chars`` fills every row, for text where each character matters where it stands (commands, code).
+"""
+
+from __future__ import annotations
+
+from prompt_toolkit.utils import get_cwidth
+
+
+def width_of(text: str) -> int:
+    return len(text) if text.isascii() else get_cwidth(text)
+
+
+def wrap_chars(line: str, width: int) -> list[str]:
+    """``line`` cut into rows of at most ``width`` columns (one empty row for an empty line)."""
+    width = max(1, width)
+    if not line:
+        return [""]
+    if line.isascii():
+        return [line[i : i + width] for i in range(0, len(line), width)]
+    rows: list[str] = []
+    row: list[str] = []
+    used = 0
+    for char in line:
+        w = get_cwidth(char)
+        if used + w > width and row:
+            rows.append("".join(row))
+            row, used = [], 0
+        row.append(char)
+        used += w
+    rows.append("".join(row))
+    return rows
+
+
+def wrap_words(line: str, width: int) -> list[str]:
+    """``line`` cut into rows of at most ``width`` columns at its spaces; a word wider than a row is
+    cut where it must be. The space a row ends at is dropped; the line's indentation starts every row
+    (when it leaves room for text)."""
+    width = max(1, width)
+    rest = line.lstrip(" ")
+    indent = line[: len(line) - len(rest)]
+    if width_of(indent) * 2 > width:
+        indent = ""
+    rows: list[str] = []
+    row, started = indent, False
+    for word in rest.split(" "):
+        joined = f"{row} {word}" if started else row + word
+        if width_of(joined) <= width:
+            row, started = joined, True
+            continue
+        if started:
+            rows.append(row)
+        pieces = wrap_chars(word, width - width_of(indent))
+        rows.extend(indent + piece for piece in pieces[:-1])
+        row, started = indent + pieces[-1], True
+    rows.append(row)
+    return rows
