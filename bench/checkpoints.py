@@ -32,6 +32,7 @@ from msgspec.structs import replace
 from tests.fakeserver import FakeModelServer, Reply, call, pause, say, tool_call
 
 from bench.run_control import controller_for, wait_event
+from ink.agent.tasks import Tasks
 from ink.checkpoints import shadow_repo_for
 from ink.rewind import SessionCheckpoints
 from ink.run.controller import RunController
@@ -216,8 +217,8 @@ async def run_delay(work: Path, home: Path) -> list[tuple[str, str]]:
 def install(
     controller: RunController, home: Path, work: Path
 ) -> tuple[SessionCheckpoints, Callable[[], None]]:
-    """As ``ink.wiring.install_checkpoints`` does it; returns the part and its unsubscribe."""
-    part = SessionCheckpoints(controller, home, work)
+    """As the app does it with its part; returns the part and its unsubscribe."""
+    part = SessionCheckpoints(controller.emit, Tasks(), home, work)
     part.open("bench")
     unsubscribe = controller.subscribe(part.on_event)
     setup = controller.setup

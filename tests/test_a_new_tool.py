@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,9 @@ from ink.agent.tool import CallDescription, Tool, ToolCallContext, ToolKind, Too
 from ink.ai.details import FileDiff
 from ink.ai.provider import ToolSpec
 from ink.config import Settings
+from ink.sandbox import Sandbox
 from ink.tools.processes import ProcessRegistry
+from ink.wiring.build import build_tools
 
 REPO = Path(__file__).resolve().parents[1]
 PATH_ONLY = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -79,24 +81,19 @@ class Stamp:
         return ToolOutput(f"Stamped {args['path']}.", details=(change,))  # the model reads only this
 
 
-ToolFactory = Callable[[Settings, ProcessRegistry], list[Tool]]
-
-
-def with_new_tools(build: ToolFactory) -> ToolFactory:
-    """The app's tool factory with the two tools added: the one place a new tool is registered."""
-    return lambda settings, processes: [*build(settings, processes), Peek(settings.cwd), Stamp(settings.cwd)]
+def with_new_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox) -> list[Tool]:
+    """ink's tools with the two added: the one place a new tool is registered (``build_app(tools=)``)."""
+    return [*build_tools(settings, processes, sandbox), Peek(settings.cwd), Stamp(settings.cwd)]
 
 
 if __name__ == "__main__":  # ink itself, with the two tools
     import ink.wiring.build
     from ink.cli import main
 
-    setattr(ink.wiring.build, "build_tools", with_new_tools(ink.wiring.build.build_tools))  # noqa: B010
+    setattr(ink.wiring.build, "build_tools", with_new_tools)  # noqa: B010
     raise SystemExit(main())
 
 import subprocess  # noqa: E402 - the test's side, not needed by the script above
-
-import pytest  # noqa: E402
 
 from ink.agent.tool import find_tool  # noqa: E402
 from ink.config import Flags, load_settings  # noqa: E402
@@ -132,12 +129,10 @@ def test_the_policy_judges_a_new_tool_by_its_kind(tmp_path: Path) -> None:
 
 
 async def test_a_real_app_runs_them_and_the_tui_shows_them_as_they_describe_themselves(
-    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
-    import ink.wiring
-    import ink.wiring.build
+    from ink.wiring import build_app
 
-    monkeypatch.setattr(ink.wiring.build, "build_tools", with_new_tools(ink.wiring.build.build_tools))
     (tmp_path / "notes.txt").write_text(NOTES)
     env = {"INK_HOME": str(tmp_path / "inkhome"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     flags = Flags(provider="openai", base_url=fake_server.base_url("openai"), api_key="k", no_session=True)
@@ -148,7 +143,7 @@ async def test_a_real_app_runs_them_and_the_tui_shows_them_as_they_describe_them
         call("stamp", {"path": "notes.txt"}, id="s1"),
         say("done"),
     )
-    app = ink.wiring.build_app(settings)
+    app = build_app(settings, tools=with_new_tools)
     view = EventView(tools=lambda name: find_tool(app.controller.setup.tools, name))
     seen: list[RunEvent] = []
     questions: list[str] = []

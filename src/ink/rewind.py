@@ -12,9 +12,9 @@ meanwhile is queued, as during ``/compact``):
 - **conversation**: the history cut just before the input's message; that input and every later one come
   back to the user like restored input (an ``input_restored`` event, in submission order, R30).
 
-``SessionCheckpoints`` is what the app holds: the checkpoints of whichever session is open (re-opened on
-``/new`` and ``/resume``), the ``before_tool`` gate, the controller's hook for an abort's receipt, and
-``rewind``. Every frontend calls it; none restores anything itself.
+``SessionCheckpoints`` is the app's part for them: the checkpoints of whichever session is open (re-opened
+on ``/new`` and ``/resume``), the gate of the before-tool chain, the controller's hook for an abort's
+receipt, and ``rewind``. Every frontend calls it; none restores anything itself.
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ import asyncio
 import functools
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
+from ink.agent.tasks import Tasks
 from ink.agent.tool import ToolCallContext, ToolKind, kind_of
 from ink.ai.messages import UserMessage
 from ink.checkpoints import ShadowError, shadow_repo_for
 from ink.checkpoints.keeper import Checkpoint, CheckpointLog, Checkpoints
+from ink.config import Settings
 from ink.run.controller import RunController
-from ink.run.events import InputRestored, QueuedInput, RewindEnd
+from ink.run.events import InputRestored, QueuedInput, RewindEnd, RunEvent
+from ink.store.current import CurrentSession
 
 log = logging.getLogger(__name__)
 RECEIPT_SECONDS = 5.0  # an abort's receipt waits this long for the list of files the run changed
@@ -89,13 +93,7 @@ class Rewinder:
         done: asyncio.Future[RewindResult] = asyncio.get_running_loop().create_future()
 
         async def work(_signal: AbortSignal) -> None:  # short, and never half done: not abortable
-            try:
-                done.set_result(await self._restore(input_id, files, conversation, force))
-            except Exception as exc:
-                done.set_exception(exc)
-            except BaseException:
-                done.cancel()
-                raise
+            await _outcome_into(done, self._restore(input_id, files, conversation, force))
 
         for _ in range(START_ATTEMPTS):
             if self.controller.state == "running":
@@ -139,18 +137,52 @@ class Rewinder:
         return restored
 
 
-class SessionCheckpoints:
-    """The checkpoints of the app's open session. ``open`` is called again when the session changes; the
-    previous session's pending snapshots finish in the background (``aclose`` waits for them)."""
+class CheckpointsHost(Protocol):
+    """What the checkpoints need of the app they are a part of, once it is built."""
 
-    def __init__(self, controller: Callable[[], RunController], ink_home: Path, workspace: Path) -> None:
-        """``controller``: the app's, read when needed (the controller is built after the gate, which
-        goes into its set-up)."""
-        self._controller, self.ink_home, self.workspace = controller, ink_home, workspace
+    @property
+    def controller(self) -> RunController: ...
+
+    @property
+    def current_session(self) -> CurrentSession: ...
+
+
+class SessionCheckpoints:
+    """The checkpoints of the app's open session, and an app part (``ink.app.parts``). Built before the
+    controller: its ``gate`` is the first step of the before-tool chain and its ``changed_files`` the
+    controller's hook. Started with the app: from then on it follows the open session (``open`` again on
+    ``/new`` and ``/resume``; the previous session's pending snapshots finish in the background) and
+    rewinds through the app's controller. Its background work belongs to ``tasks``; ``aclose`` waits for
+    it."""
+
+    name = "the workspace checkpoints"
+
+    def __init__(
+        self, emit: Callable[[RunEvent], None], tasks: Tasks, ink_home: Path, workspace: Path
+    ) -> None:
+        self._emit, self._tasks, self.ink_home, self.workspace = emit, tasks, ink_home, workspace
         self.current: Checkpoints | None = None
-        self._closing: set[asyncio.Future[None]] = set()
-        self._tasks: set[asyncio.Future[RewindResult]] = set()
+        self._controller: RunController | None = None
+        self._unfollow: Callable[[], None] = lambda: None
+        self._closing: list[asyncio.Task[None]] = []  # earlier sessions' last snapshots
+        self._rewind: asyncio.Task[None] | None = None
         self._rewinding = False
+
+    async def prepare(self, settings: Settings) -> Settings:
+        return settings
+
+    async def start(self, app: CheckpointsHost) -> None:
+        """Open the app's session's checkpoints, follow its switches, and hear its events."""
+        self._controller = app.controller
+        self.open(app.current_session.id)
+        follow = app.current_session.on_switch(lambda handle: self.open(handle.id if handle else None))
+        hear = app.controller.subscribe(self.on_event)
+
+        def unfollow() -> None:
+            follow()
+            hear()
+
+        self._unfollow = unfollow
 
     def open(self, session_id: str | None) -> None:
         """Checkpoints for ``session_id`` (its earlier ones are read back); no session (``--no-session``):
@@ -160,19 +192,21 @@ class SessionCheckpoints:
         previous = self.current
         repo = shadow_repo_for(self.ink_home, self.workspace, key, saved=session_id is not None)
         self.current = Checkpoints(repo, record, self._notify)
-        self.controller.ledger.skip_past(c.input_id for c in self.current.all())  # ids stay unique
+        if self._controller is not None:  # the inputs to come get ids none of these has
+            self._controller.ledger.skip_past(c.input_id for c in self.current.all())
         self.current.warm()
         if previous is not None:
-            closing = asyncio.ensure_future(previous.aclose())
-            self._closing.add(closing)
-            closing.add_done_callback(self._closing.discard)
+            self._closing = [t for t in self._closing if not t.done()]
+            self._closing.append(self._tasks.spawn(previous.aclose(), "checkpoints of a closed session"))
 
     @property
     def controller(self) -> RunController:
-        return self._controller()
+        if self._controller is None:
+            raise RewindError("the workspace checkpoints are not started")
+        return self._controller
 
     def _notify(self, text: str) -> None:
-        self.controller.emit(Notice(text, "warning"))
+        self._emit(Notice(text, "warning"))
 
     def on_event(self, event: object) -> None:
         if self.current is not None:
@@ -210,25 +244,26 @@ class SessionCheckpoints:
             raise RewindError("a rewind is already going on")
         self._rewinder().check(input_id, files=files, conversation=conversation)
 
-    def start(
+    def start_rewind(
         self, input_id: str, *, files: bool, conversation: bool, force: bool = False
     ) -> asyncio.Future[RewindResult]:
-        """Check the rewind (raises ``RewindError`` now), then do it in the background: see
-        ``Rewinder.rewind``. The future fails with ``RewindError`` (a failing git becomes one too); a
-        ``rewind_end`` event tells every frontend how it ended. Holds the task until it is done."""
+        """Check the rewind (raises ``RewindError`` now), then do it in the background, as a task of the
+        app's: see ``Rewinder.rewind``. The future fails with ``RewindError`` (a failing git becomes one
+        too); a ``rewind_end`` event tells every frontend how it ended."""
         self.check(input_id, files=files, conversation=conversation)
         self._rewinding = True
-        task = asyncio.ensure_future(self._rewind(input_id, files, conversation, force))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        done: asyncio.Future[RewindResult] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_observed)  # its caller may only want the rewind_end
+        work = _outcome_into(done, self._rewound(input_id, files, conversation, force))
+        self._rewind = self._tasks.spawn(work, "rewind")  # a cancel of the app's tasks cancels it too
+        return done
 
     async def rewind(
         self, input_id: str, *, files: bool, conversation: bool, force: bool = False
     ) -> RewindResult:
-        return await self.start(input_id, files=files, conversation=conversation, force=force)
+        return await self.start_rewind(input_id, files=files, conversation=conversation, force=force)
 
-    async def _rewind(self, input_id: str, files: bool, conversation: bool, force: bool) -> RewindResult:
+    async def _rewound(self, input_id: str, files: bool, conversation: bool, force: bool) -> RewindResult:
         end = functools.partial(RewindEnd, input_id, files=files, conversation=conversation)
         try:
             result = await self._rewinder().rewind(
@@ -236,25 +271,27 @@ class SessionCheckpoints:
             )
         except ShadowError as exc:
             problem = RewindError(f"the files could not be restored: {exc}")
-            self.controller.emit(end(ok=False, error=str(problem)))
+            self._emit(end(ok=False, error=str(problem)))
             raise problem from exc
         except RewindError as exc:
             outside = tuple(exc.paths) if isinstance(exc, ChangedOutside) else None
-            self.controller.emit(end(ok=False, error=str(exc), changed_outside=outside))
+            self._emit(end(ok=False, error=str(exc), changed_outside=outside))
             raise
         except Exception as exc:  # a bug: still told, and the process goes on
             log.exception("rewind failed")
-            self.controller.emit(end(ok=False, error=f"internal error: {type(exc).__name__}: {exc}"))
+            self._emit(end(ok=False, error=f"internal error: {type(exc).__name__}: {exc}"))
             raise RewindError(f"internal error: {exc}") from exc
         finally:
             self._rewinding = False
-        self.controller.emit(end(ok=True, written=result.written, removed=result.removed, undo=result.undo))
+        self._emit(end(ok=True, written=result.written, removed=result.removed, undo=result.undo))
         return result
 
     async def aclose(self) -> None:
-        """After the controller's shutdown: a rewind under way ends first, then the pending snapshots."""
-        if self._tasks:
-            await asyncio.wait(self._tasks)
+        """After the controller's shutdown: a rewind under way ends first, then the pending snapshots,
+        then those of the sessions closed before."""
+        self._unfollow()
+        if self._rewind is not None:
+            await asyncio.wait((self._rewind,))
         if self.current is not None:
             await self.current.aclose()
         if self._closing:
@@ -270,6 +307,23 @@ LEAVES_FILES: frozenset[ToolKind] = frozenset({"read", "search", "fetch", "deleg
 """Kinds of tool whose calls change no file, so they need not wait for the pending checkpoint: reads,
 searches, fetches (an MCP tool counts as one only when its server annotates it read-only), and a task
 for a sub-agent, whose own calls pass this gate each. Edits, commands and any other tool wait."""
+
+
+async def _outcome_into(done: asyncio.Future[RewindResult], work: Awaitable[RewindResult]) -> None:
+    """Await ``work`` and give ``done`` its outcome: a result, an exception, or the cancellation (which
+    also goes on)."""
+    try:
+        done.set_result(await work)
+    except Exception as exc:
+        done.set_exception(exc)
+    except BaseException:
+        done.cancel()
+        raise
+
+
+def _observed(done: asyncio.Future[RewindResult]) -> None:
+    if not done.cancelled():
+        done.exception()
 
 
 def one_line(text: str, width: int = 60) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import InputTaken, TakenInput
+from ink.agent.tasks import Tasks
 from ink.agent.tool import ToolCallContext
 from ink.ai.messages import ToolCall
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
@@ -96,7 +97,7 @@ async def test_only_calls_that_may_change_files_wait_for_the_pending_checkpoint(
     holding the workspace before them is taken."""
     work = project(tmp_path / "work")
     harness = Harness(fake_server, tools=default_tools(work, ProcessRegistry()))
-    part = SessionCheckpoints(lambda: harness.controller, tmp_path / "inkhome", work)
+    part = SessionCheckpoints(harness.controller.emit, Tasks(), tmp_path / "inkhome", work)
     repo = HeldRepo(tmp_path, work)
     part.current = Checkpoints(repo, CheckpointLog.open(tmp_path / "inkhome", "s1"))
     part.current.warm()

@@ -3,12 +3,12 @@ model: each run's files are known, a rewind gives the tree back, a resumed sessi
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
 
 from ink.agent.events import InputTaken, Notice, TakenInput
+from ink.agent.tasks import Tasks
 from ink.checkpoints import shadow, shadow_repo_for
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.checkpoints.shadow import TooManyFiles
@@ -111,7 +111,7 @@ async def test_the_user_is_told_through_a_notice_event_when_checkpoints_go_off(
     harness = Harness(fake_server)
     notices: list[Notice] = []
     harness.controller.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
-    part = SessionCheckpoints(lambda: harness.controller, tmp_path / "inkhome", work)
+    part = SessionCheckpoints(harness.controller.emit, Tasks(), tmp_path / "inkhome", work)
     part.open("s1")
     try:
         await part.settled()
@@ -132,7 +132,7 @@ async def test_a_session_that_is_not_saved_leaves_no_record_and_one_index_behind
     home = tmp_path / "inkhome"
     for _ in range(2):
         harness = Harness(fake_server)
-        part = SessionCheckpoints(functools.partial(getattr, harness, "controller"), home, work)
+        part = SessionCheckpoints(harness.controller.emit, Tasks(), home, work)
         part.open(None)
         part.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
         await part.settled()

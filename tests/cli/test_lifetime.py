@@ -51,7 +51,7 @@ async def test_parts_start_in_order_and_close_in_reverse(tmp_path: Path) -> None
     parts = [Recorder("a", journal), Recorder("b", journal)]
     async with open_app(settings(tmp_path, base_url="http://127.0.0.1:9/v1"), parts=parts) as app:
         journal.append("use")
-        assert app.parts == tuple(parts) and app.part(Recorder) is parts[0]
+        assert app.parts == (app.checkpoints, *parts) and app.part(Recorder) is parts[0]  # its own first
     assert journal == ["prepare a", "prepare b", "start a", "start b", "use", "close b", "close a"]
 
 

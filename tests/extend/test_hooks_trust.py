@@ -135,9 +135,7 @@ def test_a_sub_agents_call_falls_under_the_deny_rules_too(
 
 
 def hook_set(tmp_path: Path, hooks: Sequence[HookSpec], notes: list[str]) -> HookSet:
-    context = HookContext(
-        tmp_path, ProcessRegistry(), 0.2, notes.append, lambda: (None, None), lambda ids, why: None
-    )
+    context = HookContext(tmp_path, ProcessRegistry(), 0.2, notes.append, lambda: (None, None))
     return HookSet(hooks, context, ProjectHookApproval(hooks, tmp_path / "inkhome", None, notes.append))
 
 

@@ -57,6 +57,11 @@ class LoopInput(Protocol):
         Called before their ``input_taken`` is emitted."""
         ...
 
+    def refused(self, input_ids: Sequence[str]) -> None:
+        """These taken inputs were held back by the prompt hook: they never enter the history, and go
+        back to whoever gave them (R30: never dropped silently)."""
+        ...
+
 
 class NoInput:
     """A ``LoopInput`` with nothing queued: a run of one prompt."""
@@ -70,13 +75,17 @@ class NoInput:
     def committed(self, input_ids: Sequence[str]) -> None:
         pass
 
+    def refused(self, input_ids: Sequence[str]) -> None:
+        pass
+
 
 class PromptCheck(msgspec.Struct, frozen=True):
-    """What the prompt hook let through, and the context it adds after those inputs (a user-role
-    message of kind ``context``). Inputs it held back are its to hand back to the user (R30)."""
+    """What the prompt hook let through, the context it adds after those inputs (a user-role message of
+    kind ``context``), and the ids of the inputs it held back (the loop hands them back, R30)."""
 
     accepted: Sequence[PendingInput]
     context: str = ""
+    refused: Sequence[str] = ()
 
 
 PromptHook = Callable[[Sequence[PendingInput], AbortSignal], Awaitable[PromptCheck]]
@@ -192,6 +201,8 @@ async def run_loop(
         if pending and setup.on_prompt is not None:
             check = await setup.on_prompt(pending, signal)
             pending, context = check.accepted, check.context
+            if check.refused:
+                source.refused(check.refused)
         for mode in INPUT_MODES:
             taken = [i for i in pending if i.mode == mode]
             for item in taken:

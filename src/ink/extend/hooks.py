@@ -58,7 +58,6 @@ class HookContext(msgspec.Struct, frozen=True):
     kill_delay: float
     notify: Callable[[str], None]
     session: Callable[[], tuple[str | None, Path | None]]
-    hand_back: Callable[[Sequence[str], str], None]  # prompts a hook refused: back to the user
     sandbox: Sandbox | None = None  # hooks run in it (R41)
 
 
@@ -176,19 +175,21 @@ class HookSet:
 
     async def on_prompt(self, inputs: Sequence[PendingInput], signal: AbortSignal) -> PromptCheck:
         contexts = [await self._session_start(signal)]
-        accepted = []
+        accepted, refused = [], []
         for item in inputs:
             answer = (
                 await self.run("user_prompt", {"prompt": item.text}, signal)
                 if self.has("user_prompt")
                 else HookAnswer()
             )
-            if answer.decision == "deny":
-                self._ctx.hand_back([item.input_id], answer.reason or "a user_prompt hook refused it")
+            if answer.decision == "deny":  # back to the user, with the reason (R30)
+                why = answer.reason or "a user_prompt hook refused it"
+                self._ctx.notify(f"a user_prompt hook refused the input: {why}")
+                refused.append(item.input_id)
                 continue
             accepted.append(item)
             contexts.append(answer.context)
-        return PromptCheck(accepted, "\n\n".join(c for c in contexts if c))
+        return PromptCheck(accepted, "\n\n".join(c for c in contexts if c), refused)
 
     async def _session_start(self, signal: AbortSignal) -> str:
         if self._session_started or not self.has("session_start"):

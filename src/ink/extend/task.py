@@ -202,6 +202,9 @@ class _Inbox:
     def committed(self, input_ids: Sequence[str]) -> None:
         pass
 
+    def refused(self, input_ids: Sequence[str]) -> None:
+        pass  # a sub-agent has no prompt hook
+
 
 def _output(kind: AgentType, result: LoopResult, history: History, signal: AbortSignal) -> ToolOutput:
     answers = [m.text for m in history.messages if isinstance(m, AssistantMessage) and m.text.strip()]

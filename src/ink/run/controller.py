@@ -40,6 +40,7 @@ from ink.run.events import (
     RunStart,
     Survivor,
 )
+from ink.run.hub import EventHub
 from ink.run.ledger import InputLedger, LedgerEntry, QueueError
 from ink.run.permissions import PermissionBroker
 from ink.vocabulary import InputMode, TakeMode, wire_stop
@@ -93,9 +94,15 @@ class _LedgerInput:
     point of the loop asks."""
 
     def __init__(
-        self, ledger: InputLedger, modes: Modes, signal: AbortSignal, changed: Callable[[], None]
+        self,
+        ledger: InputLedger,
+        modes: Modes,
+        signal: AbortSignal,
+        changed: Callable[[], None],
+        hand_back: Callable[[Sequence[str]], None],
     ) -> None:
         self._ledger, self._modes, self._signal, self._changed = ledger, modes, signal, changed
+        self.refused = hand_back  # taken inputs a prompt hook held back: to the user again (R30)
 
     def take_steering(self) -> list[PendingInput]:
         return self._take("steer", self._modes.steering)
@@ -132,10 +139,12 @@ class RunController:
         permissions: PermissionBroker | None = None,
         tasks: Tasks | None = None,
         changed_files: ChangedFiles | None = None,
+        events: EventHub | None = None,
     ) -> None:
         """``permissions``: the broker the permission hook in ``setup`` asks through (made before the
-        controller, it emits through it); by default one of its own. ``tasks``: the owner of the task
-        that drives each run (default: ``setup.tasks``)."""
+        controller, it emits through ``events``); by default one of its own. ``tasks``: the owner of the
+        task that drives each run (default: ``setup.tasks``). ``events``: the app's event stream, which
+        the controller's events join (default: one of its own)."""
         self.setup = setup  # read at the start of each run; frontends replace it (/model)
         self.history = history if history is not None else History()
         self.modes = modes  # R13: read at the start of each run
@@ -144,7 +153,7 @@ class RunController:
         self._force_exit = force_exit
         self._ledger = InputLedger()
         self._ledger.skip_past(_input_ids(self.history))
-        self._listeners: list[RunEventListener] = []
+        self._events = events if events is not None else EventHub()
         self._state: State = "idle"
         self._signal: AbortSignal | None = None  # of the work going on; made before that work is scheduled
         self._interrupted: AbortSignal | None = None  # the signal an interrupt (not any abort) hit
@@ -170,8 +179,8 @@ class RunController:
         return self._ledger
 
     def subscribe(self, listener: RunEventListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        """Hear every event of the app's stream (``EventHub.subscribe``)."""
+        return self._events.subscribe(listener)
 
     def emit(self, event: RunEvent) -> None:
         """Announce an event to every listener: for work done on the controller's behalf (a compaction
@@ -224,8 +233,8 @@ class RunController:
         self._queue_changed()
 
     def hand_back(self, input_ids: Sequence[str]) -> None:
-        """Inputs taken for the history that a prompt hook refused: handed back to the user as
-        ``input_restored`` (R30: never dropped silently)."""
+        """Inputs taken for the history that a prompt hook refused (the loop says which, through its
+        ``LoopInput``): handed back to the user as ``input_restored`` (R30: never dropped silently)."""
         entries = [e for e in map(self._ledger.get, input_ids) if e is not None and e.state == "taken"]
         for entry in entries:
             self._ledger.restore(entry)
@@ -328,7 +337,7 @@ class RunController:
         self._emit(RunStart(run_id))
         modes, setup = self.modes, self.setup  # R13: read once, at the start of the run
         try:
-            inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed)
+            inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed, self.hand_back)
             result = await run_loop(self.history, [entry.pending()], setup, signal, self._emit, inputs)
         except Exception as exc:  # a bug must not end the process (R27), nor leave the history invalid
             log.exception("run %s failed", run_id)
@@ -446,11 +455,7 @@ class RunController:
     def _emit(self, event: RunEvent) -> None:
         if isinstance(event, MessageEnd) and event.source is not None:
             self._sub_agent_usage += event.usage  # a sub-agent's model calls roll up into its run's usage
-        for listener in tuple(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # a frontend's bug must not break the run
-                log.exception("event listener failed on %s", event.type)
+        self._events.emit(event)
 
 
 def _input_ids(history: History) -> list[str]:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, TypeVar
 import msgspec
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import Notice
 from ink.agent.history import History
 from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep, Tool
@@ -22,8 +21,10 @@ from ink.extend.command_limit import CommandToolLimit
 from ink.extend.task import SubAgents
 from ink.run.compaction import Compactor
 from ink.run.controller import QueueError, RunController, Submitted
+from ink.run.hub import EventHub
 from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox, no_sandbox
+from ink.store.current import CurrentSession
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
@@ -55,8 +56,9 @@ class App:
         usage: UsageTotals,
         *,
         tasks: Tasks,
+        events: EventHub,
         sessions: SessionStore | None = None,
-        session: SessionHandle | None = None,
+        current_session: CurrentSession | None = None,
         before_tool: BeforeToolStep | None = None,
         commands: CommandBook | None = None,
         command_limit: CommandToolLimit | None = None,
@@ -64,6 +66,7 @@ class App:
         parts: Sequence[AppPart] = (),
         checkpoints: SessionCheckpoints | None = None,
         sandbox: Sandbox | None = None,
+        spared: list[Callable[[], Sequence[ProcessEntry]]] | None = None,
     ) -> None:
         self.settings = settings
         self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
@@ -73,26 +76,23 @@ class App:
         self.compactor = compactor
         self.usage = usage
         self.tasks = tasks  # every background task of the app (reply drains, run drivers, part work)
+        self.events = events  # every event of the app, the controller's included (frontends subscribe)
         self.sessions = sessions
-        self.session = session
+        self.current_session = current_session or CurrentSession(None)  # the session open now
         self.before_tool = before_tool  # the permission step, last of the before-tool chain
         self.commands = commands or CommandBook()  # custom slash commands (docs/commands.md)
         self.command_limit = command_limit  # a step of the before-tool chain: custom commands' tools
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
-        self.checkpoints = checkpoints  # of the workspace, for rewind (docs/rewind.md)
+        self.checkpoints = checkpoints  # of the workspace, for rewind (a part; docs/rewind.md)
         self.sandbox = sandbox or no_sandbox(settings.cwd)  # what commands run in (ink.sandbox, R41)
-        self.spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app
+        # processes a part keeps for the app's whole life (the run's reaper spares them)
+        self.spared = spared if spared is not None else []
         self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
         self._closed = False
-        controller.subscribe(self.usage.on_event)
-        self._unsubscribe_session = (
-            controller.subscribe(session.on_event) if session is not None else lambda: None
-        )
-        if checkpoints is not None:
-            checkpoints.open(self.session_id)
-            controller.subscribe(checkpoints.on_event)
-        tasks.on_error = self._task_failed
+        events.subscribe(self.usage.on_event)
+        handle = self.current_session.handle
+        self._unsubscribe_session = events.subscribe(handle.on_event) if handle is not None else lambda: None
 
     def part(self, kind: type[P]) -> P | None:
         """The app's part of type ``kind`` (e.g. ``McpPart``), if it has one."""
@@ -123,8 +123,13 @@ class App:
         return submitted
 
     @property
+    def session(self) -> SessionHandle | None:
+        """The open session (None: nothing is written, ``--no-session``)."""
+        return self.current_session.handle
+
+    @property
     def session_id(self) -> str | None:
-        return self.session.id if self.session is not None else None
+        return self.current_session.id
 
     # -- switching model and session -------------------------------------------------------------
 
@@ -177,8 +182,7 @@ class App:
         if self.sessions is None:  # --no-session: a fresh history, still nothing written
             self.controller.new_session(History())
             self.usage.new_session()
-            if self.checkpoints is not None:
-                self.checkpoints.open(None)
+            self.current_session.switch(None)
             return
         settings = self.settings
         self._swap_session(self.sessions.create(settings.cwd, settings.model, settings.provider))
@@ -209,12 +213,10 @@ class App:
         if self.session is not None:
             self.session.close()
         self._unsubscribe_session()
-        self.session = handle
-        self._unsubscribe_session = self.controller.subscribe(handle.on_event)
+        self._unsubscribe_session = self.events.subscribe(handle.on_event)
         self.controller.new_session(handle.history)
         self.usage.new_session()
-        if self.checkpoints is not None:
-            self.checkpoints.open(handle.id)
+        self.current_session.switch(handle)  # what follows the open session (checkpoints) hears it
 
     # -- tools and commands ----------------------------------------------------------------------
 
@@ -245,21 +247,17 @@ class App:
 
         return self.controller.run_command(work)
 
-    def _task_failed(self, name: str, error: BaseException) -> None:
-        self.controller.emit(Notice(f"internal error in {name}: {type(error).__name__}: {error}", "warning"))
-
     # -- the end ---------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Abort any run, wait until it settled, close the parts (in reverse order), end every process
-        ink started, cancel the background tasks, close the provider and the session file. Bounded: the
-        grace period of a stuck tool plus the kill delay, plus ``TASKS_BOUND``. Idempotent."""
+        """Abort any run, wait until it settled, close the session file and the parts (in reverse order:
+        the workspace checkpoints, first of them, take the last run's end snapshot last), end every
+        process ink started, cancel the background tasks, close the provider. Bounded: the grace period
+        of a stuck tool plus the kill delay, plus ``TASKS_BOUND``. Idempotent."""
         if self._closed:
             return
         self._closed = True
         await self.controller.shutdown()
-        if self.checkpoints is not None:
-            await self.checkpoints.aclose()  # the last run's end snapshot
         if self.session is not None:
             self.session.close()
         await close_parts(self.parts)

@@ -14,8 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import msgspec
 
@@ -35,9 +34,11 @@ from ink.permissions.redacting import redacting
 from ink.run.compaction import Compactor
 from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEvent, Survivor
+from ink.run.hub import EventHub
 from ink.run.permissions import PermissionBroker
 from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox
+from ink.store.current import CurrentSession
 from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.app import App
@@ -51,6 +52,15 @@ if TYPE_CHECKING:
     from ink.wiring.parts import AppPart
 
 log = logging.getLogger(__name__)
+
+
+class ToolMaker(Protocol):
+    """Makes an app's tools (``build_tools``: ink's own), working in its folder, its process registry
+    and its sandbox."""
+
+    def __call__(
+        self, settings: Settings, processes: ProcessRegistry, sandbox: Sandbox
+    ) -> Sequence[Tool]: ...
 
 
 class SessionChoice(msgspec.Struct, frozen=True):
@@ -72,6 +82,7 @@ class AppChoices(TypedDict, total=False):
     force_exit: Callable[[int], None] | None
     can_ask: bool
     checkpoints: bool
+    tools: ToolMaker | None
 
 
 def build_app(
@@ -82,6 +93,7 @@ def build_app(
     force_exit: Callable[[int], None] | None = None,
     can_ask: bool = True,
     checkpoints: bool = True,
+    tools: ToolMaker | None = None,
     parts: Sequence[AppPart] = (),
 ) -> App:
     """Build the app for ``settings`` (its ``parts`` are held, not started: ``open_app`` starts them).
@@ -96,42 +108,35 @@ def build_app(
     ``can_ask=False`` (print mode): nobody answers, so a call that needs a question is refused.
     ``checkpoints``: snapshot the workspace before each input, for rewind (``ink.rewind``): taken as
     each input enters the history, kept with the open session, waited for by every tool call that may
-    change files, and asked for the files an aborted run changed (its receipt)."""
+    change files, and asked for the files an aborted run changed (its receipt); a part of the app.
+    ``tools``: what makes the tools besides the ``task`` tool (default ``build_tools``: ink's own)."""
+    events = EventHub()  # first: everything below may tell the user something through it
+    tasks = Tasks(on_error=failure_notices(events.emit))
+    notify = warnings_to(events.emit)
     sessions, handle, history = open_session(settings, session)
+    current = CurrentSession(handle)
     processes = ProcessRegistry()
+    spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app's life
     sandbox = build_sandbox(settings)
-    tasks = Tasks()
-
-    def emit(event: RunEvent) -> None:
-        controller.emit(event)  # the controller made below; nothing emits before it exists
-
-    def notify(text: str) -> None:
-        emit(Notice(text, "warning"))
-
     timeout = settings.permission_timeout
-    broker = PermissionBroker(emit, timeout if timeout > 0 else None)
-    hooks = (
-        build_hooks(
-            settings, processes, broker if can_ask else None, notify, lambda: app, lambda: controller, sandbox
-        )
-        if settings.hooks
-        else None
-    )
-    permission = before_tool or permission_hook(settings, broker if can_ask else None, notify)
+    broker = PermissionBroker(events.emit, timeout if timeout > 0 else None)
+    asker = broker if can_ask else None
+    hooks = build_hooks(settings, processes, asker, notify, current, sandbox) if settings.hooks else None
+    permission = before_tool or permission_hook(settings, asker, notify)
     limit = CommandToolLimit()
-    rewind = _session_checkpoints(settings, lambda: controller) if checkpoints else None
-    chain = before_tool_chain(rewind, limit, hooks if before_tool is None else None, permission)
+    kept = _session_checkpoints(settings, events, tasks) if checkpoints else None
+    chain = before_tool_chain(kept, limit, hooks if before_tool is None else None, permission)
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
-    agents, task = build_task_tool(settings, lambda: app.session)
-    tools = (*build_tools(settings, processes, sandbox), task)
+    agents, task = build_task_tool(settings, current)
+    offered = (*(tools or build_tools)(settings, processes, sandbox), task)
     usage = _usage_totals(handle)
-    prompt = build_system_prompt([t.spec for t in tools], Environment.detect(settings.cwd))
-    compactor = build_compactor(settings, provider, prompt, tools, usage)
+    prompt = build_system_prompt([t.spec for t in offered], Environment.detect(settings.cwd))
+    compactor = build_compactor(settings, provider, prompt, offered, usage)
     setup = LoopSetup(
         provider=provider,
         model=settings.model,
         system_prompt=prompt,
-        tools=tools,
+        tools=offered,
         max_iterations=settings.max_iterations,
         max_tokens=settings.max_tokens,
         scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
@@ -148,48 +153,60 @@ def build_app(
         history,
         modes=Modes(settings.steering_mode, settings.follow_up_mode),
         run_bang=bang_runner(settings, processes),
-        reaper=RegistryReaper(processes, settings.kill_delay, spare=lambda: app.spared_processes()),
+        reaper=RegistryReaper(processes, settings.kill_delay, spared),
         force_exit=force_exit or hard_exit(processes),
         permissions=broker,
         tasks=tasks,
-        changed_files=rewind.changed_files if rewind is not None else None,
+        changed_files=kept.changed_files if kept is not None else None,
+        events=events,
     )
     commands = load_commands(settings.cwd, settings.ink_home)
     for warning in commands.warnings:
         log.warning("%s", warning)
-    app = App(
+    return App(
         settings,
         provider,
         processes,
-        tools,
+        offered,
         controller,
         compactor,
         usage,
         tasks=tasks,
+        events=events,
         sessions=sessions,
-        session=handle,
+        current_session=current,
         before_tool=permission,
         commands=commands,
         command_limit=limit,
         agents=agents,
-        parts=parts,
-        checkpoints=rewind,
+        parts=(kept, *parts) if kept is not None else parts,
+        checkpoints=kept,
         sandbox=sandbox,
+        spared=spared,
     )
-    return app
 
 
-def _session_checkpoints(settings: Settings, controller: Callable[[], RunController]) -> SessionCheckpoints:
+def warnings_to(emit: Callable[[RunEvent], None]) -> Callable[[str], None]:
+    """What tells the user of a problem that is not a run's (a hook's, a question nobody can answer)."""
+    return lambda text: emit(Notice(text, "warning"))
+
+
+def failure_notices(emit: Callable[[RunEvent], None]) -> Callable[[str, BaseException], None]:
+    """The app's task group's report of a background task that failed: a warning notice."""
+    return lambda name, error: emit(
+        Notice(f"internal error in {name}: {type(error).__name__}: {error}", "warning")
+    )
+
+
+def _session_checkpoints(settings: Settings, events: EventHub, tasks: Tasks) -> SessionCheckpoints:
     from ink.rewind import SessionCheckpoints  # with its git machinery: only when checkpoints are on
 
-    return SessionCheckpoints(controller, settings.ink_home, settings.cwd)
+    return SessionCheckpoints(events.emit, tasks, settings.ink_home, settings.cwd)
 
 
-def build_task_tool(
-    settings: Settings, session: Callable[[], SessionHandle | None]
-) -> tuple[SubAgents, Tool]:
+def build_task_tool(settings: Settings, session: CurrentSession) -> tuple[SubAgents, Tool]:
     """The ``task`` tool (docs/subagents.md): sub-agents start from their run's set-up and emit through
-    it; transcripts go next to the session file."""
+    it; transcripts go next to the open session's file."""
     from ink.config.agents import load_agent_types
     from ink.extend.task import TaskTool
 
@@ -197,12 +214,8 @@ def build_task_tool(
     for warning in warnings:
         log.warning("%s", warning)
 
-    def transcripts() -> Path | None:
-        handle = session()
-        return handle.path.with_suffix(".subagents") if handle is not None else None
-
     agents = SubAgents()
-    return agents, TaskTool(types, agents, transcripts)
+    return agents, TaskTool(types, agents, session.transcripts)
 
 
 def build_hooks(
@@ -210,8 +223,7 @@ def build_hooks(
     processes: ProcessRegistry,
     asker: PermissionBroker | None,
     notify: Callable[[str], None],
-    app: Callable[[], App],
-    controller: Callable[[], RunController],
+    session: CurrentSession,
     sandbox: Sandbox | None = None,
 ) -> HookSet:
     """The configured hooks (docs/hooks.md) for the loop's seams. They run in the app's process registry
@@ -219,15 +231,7 @@ def build_hooks(
     from ink.extend.hook_approval import ProjectHookApproval
     from ink.extend.hooks import HookContext, HookSet
 
-    def session() -> tuple[str | None, Path | None]:
-        handle = app().session
-        return (handle.id, handle.path) if handle is not None else (None, None)
-
-    def hand_back(input_ids: Sequence[str], reason: str) -> None:
-        notify(f"a user_prompt hook refused the input: {reason}")
-        controller().hand_back(input_ids)
-
-    context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session, hand_back, sandbox)
+    context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session.described, sandbox)
     approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify, settings.cwd)
     return HookSet(settings.hooks, context, approval)
 
@@ -360,6 +364,7 @@ def build_provider(settings: Settings) -> Provider:
 
 
 def build_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox | None = None) -> list[Tool]:
+    """ink's own tools (``read``, ``write``, ``edit``, ``bash``, ``grep``, ``glob``, ``ls``)."""
     from ink.tools import default_tools
 
     return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox))
@@ -397,14 +402,14 @@ class RegistryReaper:
         self,
         processes: ProcessRegistry,
         kill_delay: float,
-        spare: Callable[[], Sequence[ProcessEntry]] | None = None,
+        spared: Sequence[Callable[[], Sequence[ProcessEntry]]] = (),
     ) -> None:
         self._processes = processes
         self._kill_delay = kill_delay
-        self._spare = spare  # processes that live as long as the app (MCP servers), not a run
+        self._spared = spared  # each part's processes that live as long as the app (MCP servers)
 
     async def reap(self) -> Sequence[Survivor]:
-        spared = self._spare() if self._spare is not None else ()
+        spared = [entry for kept in self._spared for entry in kept()]
         if not spared:  # every registered tree, and the orphans that came back to ink
             return tuple(await self._processes.terminate_all(self._kill_delay))
         doomed = [e for e in self._processes.entries if all(e is not s for s in spared)]

@@ -42,7 +42,8 @@ async def start_app(
     settings: Settings, *, parts: Sequence[AppPart] | None = None, **choices: Unpack[AppChoices]
 ) -> App:
     """Prepare every part (``default_parts(settings)`` unless ``parts`` are given), build the app, and
-    start every part, in order. On any failure what was begun is closed before the error propagates."""
+    start every part of the app, in order (the app's own first: the workspace checkpoints). On any
+    failure what was begun is closed before the error propagates."""
     parts = list(default_parts(settings) if parts is None else parts)
     begun: list[AppPart] = []
     try:
@@ -54,7 +55,7 @@ async def start_app(
         await close_parts(begun)
         raise
     try:
-        for part in parts:
+        for part in app.parts:  # those the app made itself too (the workspace checkpoints)
             await _step(part, "start", part.start(app))
     except BaseException:
         await app.aclose()  # every part: ``aclose`` ends whatever its start got to

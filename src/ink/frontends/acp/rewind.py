@@ -95,7 +95,7 @@ class AcpRewind:
             return
         checkpoint = newest_first[parsed.number - 1]
         try:
-            task = self.part.start(
+            task = self.part.start_rewind(
                 checkpoint.input_id, files=parsed.files, conversation=parsed.conversation, force=parsed.force
             )
         except RewindError as exc:

@@ -185,7 +185,7 @@ class Handlers:
             raise CommandFailed("workspace checkpoints are off")
         input_id, files, conversation = fields["inputId"], fields["files"], fields["conversation"]
         try:
-            task = part.start(
+            task = part.start_rewind(
                 input_id, files=files, conversation=conversation, force=fields.get("force", False)
             )
         except RewindError as exc:

@@ -116,7 +116,7 @@ class RewindPicker:
         part = self._core.checkpoints
         assert part is not None  # the picker opens only with checkpoints
         try:
-            task = part.start(
+            task = part.start_rewind(
                 choice.checkpoint.input_id, files=choice.files, conversation=choice.conversation, force=force
             )
         except RewindError as exc:
