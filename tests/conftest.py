@@ -25,3 +25,13 @@ def project(tmp_path: Path) -> Path:
     work.mkdir()
     (work / "notes.txt").write_text("the secret is 42\n")
     return work
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    """A folder outside the project where a test's command leaves its marks (``started``, a pid): not
+    ``tmp_path`` itself, which holds the test's INK_HOME, and the sandbox lets no file be made directly
+    in a folder holding a secret one (R41, docs/security.md)."""
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    return folder

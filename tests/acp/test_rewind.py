@@ -68,9 +68,9 @@ def test_files_changed_outside_ink_need_force(
 
 
 def test_a_cancelled_run_names_the_files_it_changed(
-    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path, marks: Path
 ) -> None:
-    started = project.parent / "started"
+    started = marks / "started"
     fake_server.script(call("bash", {"command": f"echo x > made.txt; echo up > {started}; sleep 60"}))
     ink = start_acp(*YOLO)
     session = open_session(ink, project)

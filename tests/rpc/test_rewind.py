@@ -81,9 +81,9 @@ def test_rewinding_only_the_conversation_keeps_the_files(
 
 
 def test_a_rewind_during_a_run_aborts_it_and_its_receipt_names_the_changed_files(
-    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path
+    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path, marks: Path
 ) -> None:
-    started = project.parent / "started"
+    started = marks / "started"
     fake_server.script(
         call("bash", {"command": f"echo x > made.txt; rm notes.txt; echo up > {started}; sleep 60"})
     )
@@ -177,16 +177,16 @@ def test_the_users_git_repository_is_untouched(
 
 
 def test_kill_9_mid_run_then_the_next_start_rewinds_that_input(
-    fake_server: FakeModelServer, project: Path, tmp_path: Path
+    fake_server: FakeModelServer, project: Path, tmp_path: Path, marks: Path
 ) -> None:
     """ink killed while a run changes files (its checkpoint was written before the first tool ran): the
     next process, on the same session, lists the input and gives the tree back."""
     before = manifest(tree(project))
     args, env = provider_args(fake_server, "openai", *YOLO), ink_env(tmp_path)
-    fake_server.script(call("bash", {"command": f"{EDITS}; echo $$ > {project.parent}/shell.pid; sleep 60"}))
+    fake_server.script(call("bash", {"command": f"{EDITS}; echo $$ > {marks}/shell.pid; sleep 60"}))
     with RpcClient.start(args, env, project) as first:
         taken = first.ok("prompt", text="doomed run")["inputId"]
-        shell = int(wait_for_file(project.parent / "shell.pid"))
+        shell = int(wait_for_file(marks / "shell.pid"))
         first.proc.kill()
         assert first.wait_exit() == -9
         kill_tree(shell)
@@ -263,10 +263,10 @@ def test_a_print_mode_run_is_rewound_after_the_session_is_resumed(
 
 
 def test_an_aborted_runs_files_are_listed_by_the_time_its_run_end_is_out(
-    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path
+    fake_server: FakeModelServer, start_rpc: StartRpc, project: Path, marks: Path
 ) -> None:
     """The receipt's files and the checkpoint's are one listing: no wait for the end snapshot (R34)."""
-    started = project.parent / "started"
+    started = marks / "started"
     fake_server.script(call("bash", {"command": f"echo x > made.txt; touch {started}; sleep 100"}))
     ink = start_rpc(*YOLO)
     ink.ok("prompt", text="slow work")

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from ink.agent.abort import AbortSignal
-from ink.agent.tool import ToolCallContext
+from ink.agent.tool import ToolCallContext, ToolOutput
 from ink.ai.details import ExitStatus, SandboxReport, detail_from_json
 from ink.ai.jsonform import to_json
 from ink.config.hooks import HookSpec
@@ -17,7 +17,7 @@ from ink.extend.hook_process import run_hook
 from ink.sandbox import Sandbox, open_sandbox
 from ink.sandbox.landlock import Kernel, LandlockError
 from ink.tools import BashTool, ProcessRegistry, Workspace
-from tests.sandbox.conftest import require_sandbox
+from tests.sandbox.conftest import policy, require_sandbox
 
 
 def sandbox_for(workspace: Path) -> Sandbox:
@@ -96,4 +96,30 @@ async def test_R41_hooks_run_in_the_sandbox(tmp_path: Path, outside: Path, regis
     answer = await run_hook(hook, {"tool": "bash"}, tmp_path, AbortSignal(), registry, 0.2, sandbox)
     assert not target.exists()
     assert "refused" in answer.context
+    sandbox.close()
+
+
+async def test_R41_a_writable_folder_holding_a_secret_one_says_why_nothing_is_made_in_it(
+    fake_home: Path, registry: ProcessRegistry
+) -> None:
+    """The workspace is the home folder, which holds ~/.ssh: its files can be written and its other
+    folders used, the key cannot be read, and a new file directly in it is refused with the reason (a
+    right granted on a folder holds for everything beneath it, the secret folder included)."""
+    require_sandbox()
+    (fake_home / "sub").mkdir()
+    sandbox = Sandbox(policy("workspace-write", fake_home, fake_home))
+    tool = BashTool(Workspace(fake_home), registry, sandbox=sandbox)
+
+    async def bash(command: str) -> ToolOutput:
+        return await tool.run({"command": command}, ToolCallContext("c", AbortSignal()))
+
+    fine = await bash("echo more >> notes.txt && echo y > sub/made && cat sub/made")
+    assert not fine.is_error and fine.output.startswith("y"), fine.output
+    secret = await bash("cat .ssh/id_ed25519")
+    assert secret.is_error and "PRIVATE" not in secret.output
+    assert secret.details[-1] == SandboxReport("denied", "read", ".ssh/id_ed25519")
+    made = await bash("echo x > new.txt")
+    assert made.is_error and not (fake_home / "new.txt").exists()
+    assert made.details[-1] == SandboxReport("denied", "write", "new.txt")
+    assert f"directly in the folder that holds {fake_home / '.ssh'}" in made.output
     sandbox.close()

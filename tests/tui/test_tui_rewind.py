@@ -109,9 +109,9 @@ def test_files_changed_outside_ink_are_named_and_overwritten_only_after_y(
 
 
 def test_an_interrupted_run_names_the_files_it_changed_and_esc_esc_rewinds_them(
-    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path, marks: Path
 ) -> None:
-    started = project.parent / "started"
+    started = marks / "started"
     fake_server.script(call("bash", {"command": f"echo x > made.txt; echo up > {started}; sleep 60"}))
     ink = start_ink()
     ink.type_line("slow work")

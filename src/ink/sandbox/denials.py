@@ -38,10 +38,12 @@ _MAX_SCANNED = 64 * 1024  # characters from each end of the output: denials sit 
 
 
 class Denial(msgspec.Struct, frozen=True):
-    """What the sandbox refused: ``target`` is the path, host line or process id as the output named it."""
+    """What the sandbox refused: ``target`` is the path, host line or process id as the output named it.
+    ``held``: for a write refused in a writable folder, the secret folder that folder holds."""
 
     kind: DenialKind
     target: str
+    held: str = ""
 
 
 def find_denial(output: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
@@ -69,26 +71,35 @@ def _in_line(line: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
     candidates = [m["path"] for m in _QUOTED.finditer(line)]
     candidates += [m["path"].split(": ")[-1] for m in _BEFORE_ERROR.finditer(line)]
     for candidate in candidates:
-        kind = _judge(candidate.strip(), policy, cwd)
-        if kind is not None:
-            return Denial(kind, candidate.strip())
+        found = _judge(candidate.strip(), policy, cwd)
+        if found is not None:
+            return found
     return None
 
 
-def _judge(name: str, policy: SandboxPolicy, cwd: Path) -> DenialKind | None:
+def _judge(name: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
     if not name or len(name) > 4096 or "\0" in name:
         return None
     path = Path(os.path.realpath(cwd / os.path.expanduser(name)))
     if any(path == s or path.is_relative_to(s) for s in policy.secrets):
-        return "read"
+        return Denial("read", name)
     if any(path == w or path.is_relative_to(w) for w in policy.writable):
-        return None
+        held = holding_secret(path.parent, policy)
+        if held is None or not os.access(path.parent, os.W_OK):
+            return None  # the command's own problem
+        return Denial("write", name, str(held))
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if existing != path and not existing.is_dir():
         return None
-    return "write" if os.access(existing, os.W_OK) else None
+    return Denial("write", name) if os.access(existing, os.W_OK) else None
+
+
+def holding_secret(folder: Path, policy: SandboxPolicy) -> Path | None:
+    """The secret folder beneath ``folder``, if any: nothing can be made or removed directly in such a
+    folder, even a writable one, since a right granted on a folder holds for all beneath it."""
+    return next((s for s in policy.secrets if s != folder and s.is_relative_to(folder)), None)
 
 
 def explain(denial: Denial, policy: SandboxPolicy) -> str:
@@ -97,7 +108,13 @@ def explain(denial: Denial, policy: SandboxPolicy) -> str:
         "If the task really needs it, run the command again with `sandbox: false` and a `reason`; "
         "the user is asked first."
     )
-    if denial.kind == "write":
+    if denial.held:
+        what = (
+            f"The sandbox ({policy.mode}) refused to write {denial.target}: nothing can be made or removed "
+            f"directly in the folder that holds {denial.held}, which the sandbox keeps unreadable; its "
+            "other folders can be written."
+        )
+    elif denial.kind == "write":
         what = (
             f"The sandbox ({policy.mode}) refused to write {denial.target}: only "
             f"{policy.describe_writable()} can be written."
