@@ -27,6 +27,7 @@ ALLOWED = {
     ): "a rule word: write(GLOB) has always meant edit(GLOB), every file change",
     ("permissions/shell.py", "bash"): "the bash program, which the shell parser follows into `bash -c`",
     ("batch/execute.py", "bash"): "the bash program a batch step runs",
+    ("sandbox/denials.py", "write"): "what the sandbox refused (a write, a read), not the write tool",
     ("batch/results.py", "task"): "a batch's task, a column of its results table",
     ("extend/hook_process.py", "bash"): "the bash program a hook command runs",
     **{
