@@ -515,7 +515,7 @@ async def test_an_error_answer_whose_body_never_ends_is_read_only_to_its_limit()
     holding everything that arrives until the first-byte deadline (hundreds of MB a second on
     loopback)."""
     from ink.ai.errors import ServerError
-    from ink.ai.http import MAX_ERROR_BODY, stream_sse
+    from ink.ai.http import MAX_ERROR_BODY, NO_RETRY
 
     ceiling = 64 * MAX_ERROR_BODY  # where the server gives up when nobody stops reading
     sent = 0
@@ -533,13 +533,11 @@ async def test_an_error_answer_whose_body_never_ends_is_read_only_to_its_limit()
         return False
 
     async with ScriptedServer(endless_error) as server:
-        client = HttpClient(env={})
-        url = f"http://127.0.0.1:{server.port}/v1"
+        provider = OpenAIProvider(api_key="k", base_url=f"http://127.0.0.1:{server.port}/v1", retry=NO_RETRY)
         with pytest.raises(ServerError, match="broken x") as caught:
             async with asyncio.timeout(30):
-                async for _ in stream_sse(client, url, headers={}, body={}, provider="test"):
-                    pass
+                await collect(provider, make_request())
         await server.closed.wait()
-        await client.aclose()
+        await provider.aclose()
     assert caught.value.status == 500
     assert sent < ceiling / 2, "the client stopped reading near the limit and closed the connection"

@@ -5,6 +5,7 @@ See ``server.py`` for the server, ``script.py`` for the reply script, ``strict.p
 
 from tests.fakeserver.log import RecordedRequest
 from tests.fakeserver.script import (
+    Chatter,
     Disconnect,
     Fault,
     Gate,
@@ -17,6 +18,7 @@ from tests.fakeserver.script import (
     ToolCallStep,
     Usage,
     call,
+    chatter,
     disconnect,
     gate,
     malformed,
@@ -30,6 +32,7 @@ from tests.fakeserver.server import FakeModelServer
 from tests.fakeserver.strict import check_anthropic_history, check_openai_history
 
 __all__ = [
+    "Chatter",
     "Disconnect",
     "FakeModelServer",
     "Fault",
@@ -44,6 +47,7 @@ __all__ = [
     "ToolCallStep",
     "Usage",
     "call",
+    "chatter",
     "check_anthropic_history",
     "check_openai_history",
     "disconnect",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from tests.fakeserver.script import (
+    Chatter,
     Disconnect,
     Gate,
     Malformed,
@@ -25,7 +26,7 @@ from tests.fakeserver.script import (
     ToolCallStep,
 )
 
-Item: TypeAlias = bytes | Gate | Disconnect | Pause
+Item: TypeAlias = bytes | Gate | Disconnect | Pause | Chatter
 NextId = Callable[[], int]
 
 OPENAI_STOP = {"stop": "stop", "tool_use": "tool_calls", "length": "length"}
@@ -62,7 +63,7 @@ def _control(step: object) -> Item | None:
         return f"{head}data: {step.raw}\n\n".encode()
     if isinstance(step, Raw):
         return step.data
-    if isinstance(step, Gate | Disconnect | Pause):
+    if isinstance(step, Gate | Disconnect | Pause | Chatter):
         return step
     return None
 

@@ -88,6 +88,18 @@ class Pause:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Chatter:
+    """From here on, events that carry no content, every ``interval``, until the client leaves (cut after
+    ``seconds``, so a test bug fails instead of hanging); each counts in ``chunks_sent``. Per protocol
+    (``tests/fakeserver/contentless.py``): OpenAI chunks with empty ``choices``, a role-only delta and
+    ``""`` deltas; Anthropic ``ping``, an empty text block with an empty delta, an empty ``message_delta``;
+    Responses ``response.in_progress`` and ``""`` deltas; SSE comments for all."""
+
+    interval: float = 0.01
+    seconds: float = 30.0
+
+
 class Gate:
     """A point where the stream holds until the test opens it.
 
@@ -116,7 +128,7 @@ class Gate:
         await asyncio.to_thread(self.wait_reached, timeout)
 
 
-Step: TypeAlias = Text | Thinking | ToolCallStep | Gate | Disconnect | Malformed | Raw | Pause
+Step: TypeAlias = Text | Thinking | ToolCallStep | Gate | Disconnect | Malformed | Raw | Pause | Chatter
 FaultKind: TypeAlias = Literal[
     "http", "disconnect", "end", "malformed", "stall", "context_overflow", "hang", "keep_alive", "empty"
 ]
@@ -224,6 +236,10 @@ def tool_call(
     name: str, args: Mapping[str, Any] | str, *, id: str | None = None, pieces: int = 3
 ) -> ToolCallStep:
     return ToolCallStep(name, args, id, pieces)
+
+
+def chatter(interval: float = 0.01, seconds: float = 30.0) -> Chatter:
+    return Chatter(interval, seconds)
 
 
 def gate(timeout: float = 30.0) -> Gate:

@@ -22,15 +22,16 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakeserver import errors
+from tests.fakeserver.contentless import contentless_events
 from tests.fakeserver.log import Protocol, RecordedRequest
 from tests.fakeserver.render import Item, render_anthropic, render_openai
 from tests.fakeserver.render_responses import render_responses
-from tests.fakeserver.script import Disconnect, Fault, Gate, Pause, Reply, Text
+from tests.fakeserver.script import Chatter, Disconnect, Fault, Gate, Pause, Reply, Text
 from tests.fakeserver.strict import check_anthropic_history, check_openai_history
 from tests.fakeserver.strict_responses import check_responses_history
 
@@ -378,16 +379,24 @@ class _Stream:
         pieces = [b": keep-alive\n\n"]
         if self.request.protocol == "anthropic":
             pieces.append(b'event: ping\ndata: {"type": "ping"}\n\n')
-        deadline = time.monotonic() + fault.seconds
-        for piece in itertools.cycle(pieces):
-            if not self._write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n"):
+        return self._repeat(itertools.cycle(pieces), fault.interval, fault.seconds)
+
+    def _chatter(self, chatter: Chatter) -> str:
+        return self._repeat(contentless_events(self.request.protocol), chatter.interval, chatter.seconds)
+
+    def _repeat(self, events: Iterator[bytes], interval: float, seconds: float) -> str:
+        """Write ``events`` (without end), one every ``interval``, until the client leaves or ``seconds``
+        pass (then cut)."""
+        deadline = time.monotonic() + seconds
+        for event in events:
+            if not self._write(f"{len(event):x}\r\n".encode() + event + b"\r\n"):
                 return "client_left"
             self.request.chunks_sent += 1
             if time.monotonic() > deadline:
                 return "disconnected"
-            if (held := self._hold(None, fault.interval)) != "go":
+            if (held := self._hold(None, interval)) != "go":
                 return held
-        return "disconnected"  # not reached: the cycle never ends
+        return "disconnected"  # not reached: the events never end
 
     def _headers(self) -> None:
         h, r = self.h, self.request
@@ -422,6 +431,8 @@ class _Stream:
             elif isinstance(item, Pause):
                 if (held := self._hold(None, item.seconds)) != "go":
                     return held
+            elif isinstance(item, Chatter):
+                return self._chatter(item)
             elif isinstance(item, Disconnect):
                 if item.clean:
                     self._write(b"0\r\n\r\n")

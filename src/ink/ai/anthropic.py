@@ -7,8 +7,7 @@ is complete at ``message_stop``; a stream ending before it is a ``ConnectionFail
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Mapping
-from contextlib import aclosing
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -16,7 +15,7 @@ import msgspec
 from ink.ai.anthropic_convert import anthropic_body
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider
 from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, ThinkingBlock, Usage
@@ -78,26 +77,11 @@ class AnthropicProvider(SseProvider):
             headers["x-api-key"] = self._api_key
         return self.http.headers(headers)
 
-    async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        reader = _EventReader(MessageBuilder(request.model, self.name), self.name)
-        events = stream_sse(
-            self.http.client(),
-            self.url,
-            headers=self._headers(),
-            body=anthropic_body(request),
-            provider=self.name,
-            timeouts=self.http.timeouts,
-        )
-        async with aclosing(events):  # closes the response at once on error and on cancel
-            async for data in events:
-                if not data.strip():
-                    continue
-                for event in reader.feed(load_chunk(data, self.name)):
-                    yield event
-                if reader.stop_seen:
-                    break
-            yield reader.finish()
-            await drain(events)
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return anthropic_body(request)
+
+    def _reader(self, request: ModelRequest) -> _EventReader:
+        return _EventReader(MessageBuilder(request.model, self.name), self.name)
 
 
 class _ToolUse(msgspec.Struct):
@@ -107,21 +91,31 @@ class _ToolUse(msgspec.Struct):
 
 
 class _EventReader:
+    """Turns Messages stream events into stream events and one message (a ``ReplyReader``: ``progress``
+    counts text, thinking, a signature, a tool call's start, input and end, a new stop reason or usage;
+    ``ping``, an empty block or delta, an empty ``message_delta`` add nothing)."""
+
     def __init__(self, builder: MessageBuilder, provider: str) -> None:
         self.builder = builder
         self.provider = provider
         self.kinds: dict[int, str] = {}
         self.tools: dict[int, _ToolUse] = {}
         self.stop_reason: str | None = None
-        self.stop_seen = False
+        self.complete = False  # message_stop arrived
+        self.progress = 0
 
-    def feed(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
+    def feed(self, data: str) -> Iterable[StreamEvent]:
+        if not data.strip():
+            return ()
+        return self._event(load_chunk(data, self.provider))
+
+    def _event(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
         match event.get("type"):
             case "message_start":
                 message = event.get("message")
                 if not isinstance(message, dict):
                     raise self._bad("message_start without a message", event)
-                self._usage(message.get("usage"), event)
+                self._usage(message.get("usage"), event)  # the reply's opening: no content yet
             case "content_block_start":
                 yield from self._start(event)
             case "content_block_delta":
@@ -131,10 +125,12 @@ class _EventReader:
             case "message_delta":
                 delta = event.get("delta")
                 if isinstance(delta, dict) and delta.get("stop_reason") is not None:
-                    self.stop_reason = str(delta["stop_reason"])
-                self._usage(event.get("usage"), event)
+                    reason = str(delta["stop_reason"])
+                    self.progress += reason != self.stop_reason
+                    self.stop_reason = reason
+                self.progress += self._usage(event.get("usage"), event)
             case "message_stop":
-                self.stop_seen = True
+                self.complete = True
             case "error":
                 message, kind, _ = error_details(event)
                 raise error_for_status(None, message or str(event), self.provider, kind=kind)
@@ -160,17 +156,22 @@ class _EventReader:
             self.builder.add_text("")
             if block.get("text"):
                 self.builder.add_text(str(block["text"]))
+                self.progress += 1
                 yield TextDelta(str(block["text"]))
         elif kind == "thinking":
-            self.builder.add_thinking(str(block.get("thinking") or ""), new_block=True)
+            thinking = str(block.get("thinking") or "")
+            self.builder.add_thinking(thinking, new_block=True)
+            self.progress += bool(thinking)
         elif kind == "redacted_thinking":
             if not isinstance(block.get("data"), str):
                 raise self._bad("a redacted_thinking block without its data", event)
             self.builder.add_block(ThinkingBlock("", block["data"], redacted=True))
+            self.progress += 1
         elif kind == "tool_use":
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise self._bad("a tool_use block without an id or name", event)
             self.tools[index] = _ToolUse(block["id"], block["name"])
+            self.progress += 1
 
     def _delta(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
         index = self._index(event)
@@ -180,20 +181,28 @@ class _EventReader:
         match delta.get("type"):
             case "text_delta":
                 text = self._str(delta, "text", event)
-                self.builder.add_text(text)
-                yield TextDelta(text)
+                if text:
+                    self.builder.add_text(text)
+                    self.progress += 1
+                    yield TextDelta(text)
             case "thinking_delta":
                 text = self._str(delta, "thinking", event)
-                self.builder.add_thinking(text)
-                yield ThinkingDelta(text)
+                if text:
+                    self.builder.add_thinking(text)
+                    self.progress += 1
+                    yield ThinkingDelta(text)
             case "signature_delta":
                 signature = self._str(delta, "signature", event)
-                self.builder.sign_thinking(signature)
-                yield ThinkingDelta("", signature)
+                if signature:
+                    self.builder.sign_thinking(signature)
+                    self.progress += 1
+                    yield ThinkingDelta("", signature)
             case "input_json_delta":
                 if index not in self.tools:
                     raise self._bad("input_json_delta for a block that is not a tool_use", event)
-                self.tools[index].json.append(self._str(delta, "partial_json", event))
+                piece = self._str(delta, "partial_json", event)
+                self.tools[index].json.append(piece)
+                self.progress += bool(piece)
             case _:
                 pass  # citations and newer delta types
 
@@ -202,13 +211,15 @@ class _EventReader:
         if tool is not None:
             call = tool_call(tool.id, tool.name, "".join(tool.json))
             self.builder.add_call(call)
+            self.progress += 1
             yield ToolCallReady(call)
 
-    def _usage(self, usage: Any, event: dict[str, Any]) -> None:
+    def _usage(self, usage: Any, event: dict[str, Any]) -> bool:
         """message_start carries input and cache counts; message_delta the final output count (and, on
-        newer servers, repeats the others): a field present later replaces the earlier one."""
+        newer servers, repeats the others): a field present later replaces the earlier one. Whether the
+        counts changed."""
         if usage is None:
-            return
+            return False
         if not isinstance(usage, dict):
             raise self._bad("'usage' is not an object", event)
         old = self.builder.usage
@@ -221,9 +232,13 @@ class _EventReader:
             )
         except (TypeError, ValueError) as exc:
             raise self._bad("token counts are not numbers", event) from exc
+        return self.builder.usage != old
 
-    def finish(self) -> ReplyDone:
-        if not self.stop_seen:
+    def finish(self) -> Iterator[StreamEvent]:
+        yield self._done()
+
+    def _done(self) -> ReplyDone:
+        if not self.complete:
             raise ConnectionFailed("the stream ended before the reply was complete", provider=self.provider)
         if self.tools:
             raise BadResponse("the reply ended inside a tool_use block", provider=self.provider)

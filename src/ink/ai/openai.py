@@ -10,15 +10,14 @@ omit it, when it ends after a ``finish_reason``); anything else ending it is a `
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
-from contextlib import aclosing
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider
 from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_details, error_for_status
 from ink.ai.messages import StopReason, Usage
@@ -76,29 +75,11 @@ class OpenAIProvider(SseProvider):
     def _headers(self) -> dict[str, str]:
         return bearer_headers(self._api_key, self.http)
 
-    async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        body = openai_body(request, max_tokens_field=self.max_tokens_field)
-        reader = _ChunkReader(MessageBuilder(request.model, self.name), self.name)
-        events = stream_sse(
-            self.http.client(),
-            self.url,
-            headers=self._headers(),
-            body=body,
-            provider=self.name,
-            timeouts=self.http.timeouts,
-        )
-        async with aclosing(events):  # closes the response at once on error and on cancel
-            async for data in events:
-                text = data.strip()
-                if text == "[DONE]":
-                    reader.done = True
-                    break
-                elif text:
-                    for event in reader.feed(load_chunk(data, self.name)):
-                        yield event
-            for event in reader.finish():
-                yield event
-            await drain(events)
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return openai_body(request, max_tokens_field=self.max_tokens_field)
+
+    def _reader(self, request: ModelRequest) -> _ChunkReader:
+        return _ChunkReader(MessageBuilder(request.model, self.name), self.name)
 
 
 def bearer_headers(api_key: str | None, http: HttpEndpoint) -> dict[str, str]:
@@ -140,7 +121,9 @@ class _PendingCall(msgspec.Struct):
 
 
 class _ChunkReader:
-    """Turns ``chat.completion.chunk`` objects into stream events and one message."""
+    """Turns ``chat.completion.chunk`` objects into stream events and one message (a ``ReplyReader``:
+    ``progress`` counts text, reasoning, a call's name or arguments, a whole call, a new finish reason or
+    usage; an empty ``choices``, a role-only or ``""`` delta add nothing)."""
 
     def __init__(self, builder: MessageBuilder, provider: str) -> None:
         self.builder = builder
@@ -150,13 +133,23 @@ class _ChunkReader:
         self.current: int | None = None
         self.last_index = -1
         self.finish_reason: str | None = None
-        self.done = False
+        self.done = False  # ``[DONE]`` arrived
         self.usage_seen = False
+        self.progress = 0
+        self.complete = False
 
-    def feed(self, chunk: dict[str, Any]) -> Iterable[StreamEvent]:
+    def feed(self, data: str) -> Iterable[StreamEvent]:
+        if data[:1] != "{":
+            stripped = data.strip()
+            if stripped == "[DONE]":
+                self.done = self.complete = True
+            if stripped == "[DONE]" or not stripped:
+                return ()
+        chunk = load_chunk(data, self.provider)
         text = self._only_text(chunk)
         if text is not None:  # most chunks of a reply: read without the generators below
             self.builder.add_text(text)
+            self.progress += 1
             return (TextDelta(text),)
         return self._feed(chunk)
 
@@ -186,7 +179,9 @@ class _ChunkReader:
             raise error_for_status(None, message or str(chunk["error"]), self.provider, kind=kind, code=code)
         usage = chunk.get("usage")
         if usage is not None:
-            self.builder.usage = _usage(usage, self.provider)
+            counted = _usage(usage, self.provider)
+            self.progress += counted != self.builder.usage
+            self.builder.usage = counted
             self.usage_seen = True
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
@@ -196,7 +191,9 @@ class _ChunkReader:
                 raise self._bad("a choice is not an object", chunk)
             yield from self._delta(choice.get("delta") or {}, chunk)
             if choice.get("finish_reason") is not None:
-                self.finish_reason = str(choice["finish_reason"])
+                reason = str(choice["finish_reason"])
+                self.progress += reason != self.finish_reason
+                self.finish_reason = reason
                 yield from self._complete_calls()
 
     def _delta(self, delta: Any, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -210,9 +207,11 @@ class _ChunkReader:
             self.current = None
         if isinstance(reasoning, str) and reasoning:
             self.builder.add_thinking(reasoning)
+            self.progress += 1
             yield ThinkingDelta(reasoning)
         if isinstance(content, str) and content:
             self.builder.add_text(content)
+            self.progress += 1
             yield TextDelta(content)
         calls = delta.get("tool_calls")
         if calls is not None:
@@ -248,13 +247,15 @@ class _ChunkReader:
         fn = call.get("function") or {}
         if not isinstance(fn, dict):
             raise self._bad("a tool call's 'function' is not an object", chunk)
-        if isinstance(fn.get("name"), str):
+        if isinstance(fn.get("name"), str) and fn["name"]:
             entry.name += fn["name"]
+            self.progress += 1
         arguments = fn.get("arguments")
         if arguments is not None:
             if not isinstance(arguments, str):
                 raise self._bad("tool call 'arguments' is not a string", chunk)
             entry.add_arguments(arguments)
+            self.progress += bool(arguments)
             if entry.closed:
                 yield from self._complete(index)
 
@@ -267,6 +268,7 @@ class _ChunkReader:
             raise BadResponse(f"tool call {entry.id} arrived without a name", provider=self.provider)
         call = tool_call(entry.id, entry.name, "".join(entry.arguments))
         self.builder.add_call(call)
+        self.progress += 1
         yield ToolCallReady(call)
 
     def _complete_calls(self) -> Iterator[StreamEvent]:

@@ -14,13 +14,12 @@ signature and sent back unchanged (``openai_responses_convert``). The reply is c
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator, Mapping
-from contextlib import aclosing
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ink.ai.assembly import MessageBuilder, load_chunk, tool_call
 from ink.ai.errors import BadResponse, ConnectionFailed
-from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider, drain, stream_sse
+from ink.ai.http import HttpEndpoint, RequestTimeouts, RetryPolicy, SseProvider
 from ink.ai.http1 import HttpClient
 from ink.ai.http_errors import error_for_status
 from ink.ai.messages import StopReason, ToolCall, Usage
@@ -65,30 +64,17 @@ class OpenAIResponsesProvider(SseProvider):
     def _headers(self) -> dict[str, str]:
         return bearer_headers(self._api_key, self.http)
 
-    async def _attempt(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        reader = _EventReader(MessageBuilder(request.model, self.name), self.name)
-        events = stream_sse(
-            self.http.client(),
-            self.url,
-            headers=self._headers(),
-            body=responses_body(request),
-            provider=self.name,
-            timeouts=self.http.timeouts,
-        )
-        async with aclosing(events):  # closes the response at once on error and on cancel
-            async for data in events:
-                if data.strip():
-                    for event in reader.feed(load_chunk(data, self.name)):
-                        yield event
-                if reader.stop is not None:
-                    break
-            for event in reader.finish():
-                yield event
-            await drain(events)
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return responses_body(request)
+
+    def _reader(self, request: ModelRequest) -> _EventReader:
+        return _EventReader(MessageBuilder(request.model, self.name), self.name)
 
 
 class _EventReader:
-    """Turns Responses stream events into stream events and one message."""
+    """Turns Responses stream events into stream events and one message (a ``ReplyReader``: ``progress``
+    counts text, reasoning, a call's arguments, a finished call or signed reasoning item; events such as
+    ``response.in_progress`` and ``""`` deltas add nothing)."""
 
     def __init__(self, builder: MessageBuilder, provider: str) -> None:
         self.builder = builder
@@ -97,17 +83,28 @@ class _EventReader:
         self.summary_at: dict[str, int] = {}  # reasoning item id -> summary part being streamed
         self.stop: StopReason | None = None
         self.error: str | None = None
+        self.progress = 0
+        self.complete = False  # the response ended (``stop`` says how)
 
-    def feed(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
+    def feed(self, data: str) -> Iterable[StreamEvent]:
+        if not data.strip():
+            return ()
+        return self._event(load_chunk(data, self.provider))
+
+    def _event(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
         kind = event.get("type")
         if kind in TEXT_EVENTS:
             delta = _text(event, "delta")
-            self.builder.add_text(delta)
-            yield TextDelta(delta)
+            if delta:
+                self.builder.add_text(delta)
+                self.progress += 1
+                yield TextDelta(delta)
         elif kind in REASONING_EVENTS:
             yield from self._reasoning(event)
         elif kind == "response.function_call_arguments.delta":
-            self.arguments.setdefault(str(event.get("item_id")), []).append(_text(event, "delta"))
+            piece = _text(event, "delta")
+            self.arguments.setdefault(str(event.get("item_id")), []).append(piece)
+            self.progress += bool(piece)
         elif kind == "response.output_item.done":
             yield from self._item_done(event.get("item"))
         elif kind in END_EVENTS:
@@ -117,6 +114,8 @@ class _EventReader:
 
     def _reasoning(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
         delta = _text(event, "delta")
+        if not delta:
+            return
         item_id = str(event.get("item_id"))
         part = event.get("summary_index", event.get("content_index", 0))
         first = item_id not in self.summary_at
@@ -124,6 +123,7 @@ class _EventReader:
             delta = "\n\n" + delta  # a new summary paragraph of the same reasoning
         self.summary_at[item_id] = part if isinstance(part, int) else 0
         self.builder.add_thinking(delta, new_block=first)
+        self.progress += 1
         yield ThinkingDelta(delta)
 
     def _item_done(self, item: Any) -> Iterator[StreamEvent]:
@@ -132,10 +132,12 @@ class _EventReader:
         if item.get("type") == "reasoning" and item.get("encrypted_content"):
             signature = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
             self.builder.sign_thinking(signature)
+            self.progress += 1
             yield ThinkingDelta("", signature)
         elif item.get("type") == "function_call":
             call = self._call(item)
             self.builder.add_call(call)
+            self.progress += 1
             yield ToolCallReady(call)
 
     def _call(self, item: dict[str, Any]) -> ToolCall:
@@ -155,6 +157,8 @@ class _EventReader:
             raise _failure(response, self.provider)
         usage = response.get("usage")
         self.builder.usage = _usage(usage, self.provider) if usage is not None else Usage(accuracy="missing")
+        self.complete = True
+        self.progress += 1
         if kind == "response.completed":
             self.stop = "tool_use" if self.builder.has_calls else "stop"
             return
