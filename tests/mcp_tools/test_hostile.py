@@ -18,6 +18,7 @@ from ink.agent.tool import ToolCallContext, ToolOutput
 from ink.config.mcp import McpServerSpec
 from ink.mcp.manager import McpManager
 from ink.tools.processes import ProcessRegistry
+from tests.processes import gone
 
 HOSTILE = str(Path(__file__).with_name("hostile.py"))
 
@@ -170,3 +171,20 @@ async def test_tool_names_that_clash_across_servers_are_both_refused(tmp_path: P
     assert [t.name for t in manager.tools()] == ["mcp__a__ok"]
     for status in manager.statuses():
         assert any("a_'s tool '_b__c' and a's tool '__b__c'" in note for note in status.notes)
+
+
+async def test_a_server_that_leaves_a_process_behind_is_ended_whole(tmp_path: Path) -> None:
+    """R35: a server that exits when its stdin closes is forgotten without a scan of the system; one
+    whose group still holds a process (here a sleep it started) is ended, that process with it."""
+    pid_file = tmp_path / "sleep.pid"
+    script = f"sleep 300 & echo $! > {pid_file}; exec {sys.executable} {HOSTILE}"
+    leaves = McpServerSpec("leaves", command="sh", args=("-c", script), startup_timeout=90)
+    clean = spec("clean", tmp_path / "init.json")
+    processes = ProcessRegistry()
+    manager = McpManager([leaves, clean], {}, tmp_path, processes)
+    await manager.start()
+    assert [s.state for s in manager.statuses()] == ["ready", "ready"]
+    sleeper = int(pid_file.read_text())
+    await manager.aclose()
+    assert processes.entries == ()
+    assert gone(sleeper) and all(gone(entry.pid) for entry in manager.spared())

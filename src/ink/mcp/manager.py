@@ -199,7 +199,8 @@ class McpManager:
         closing = [asyncio.ensure_future(conn.aclose()) for conn in self._connections.values()]
         if closing:
             await asyncio.wait(closing, timeout=kill_delay)
-        ended = await self.processes.terminate(self.spared(), kill_delay)
+        left = [entry for entry in self.spared() if not self.processes.forget_ended(entry)]
+        ended = await self.processes.terminate(left, kill_delay)
         for survivor in ended.survivors:
             pid, command, reason = survivor.pid, survivor.command, survivor.reason
             log.warning("MCP server process %s (%s) is still running: %s", pid, command, reason)

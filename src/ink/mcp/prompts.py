@@ -15,7 +15,6 @@ the user with the reason; a mention that cannot be read stays as typed, with a n
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +62,8 @@ def usage(prompt: RemotePrompt) -> str:
 
 def prompt_arguments(prompt: RemotePrompt, text: str) -> dict[str, str]:
     """The words of ``text`` given to the prompt's arguments in order. Raises ``PromptFailed``."""
+    import shlex
+
     try:
         words = shlex.split(text)
     except ValueError:

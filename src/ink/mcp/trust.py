@@ -14,10 +14,13 @@ Servers of the user's own file, and those an editor passes over ACP, need none.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ink.config.mcp import McpServerSpec
-from ink.config.pinning import Pin, pin_command
 from ink.store.trust import TrustRecord
+
+if TYPE_CHECKING:
+    from ink.config.pinning import Pin
 
 TRUST_FILE = "trusted-mcp.json"
 
@@ -44,6 +47,8 @@ def _key(spec: McpServerSpec) -> str:
 
 def pin(spec: McpServerSpec) -> Pin:
     """What approving ``spec`` covers; ``pin(spec).lines()`` says it to the user."""
+    from ink.config.pinning import pin_command  # only for a project's server: ~3 ms of imports
+
     declared_in = Path(spec.where.rsplit(":", 1)[0]) if spec.where else Path.cwd() / ".ink" / "config.toml"
     root = declared_in.parent.parent  # the folder holding the declaring .ink
     cwd = root / spec.cwd if spec.cwd else root

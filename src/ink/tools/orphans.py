@@ -94,6 +94,8 @@ def _children() -> list[psutil.Process]:
         return psutil.Process().children()
     found = []
     for pid in proctree.children(os.getpid()):  # ink's own lists: no read of every process of the system
+        if pid in _state.leaders:
+            continue  # a command's or an MCP server's leader, never an orphan: no psutil to look at it
         try:
             found.append(psutil.Process(pid))
         except psutil.Error:
