@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ink.ai.anthropic import AnthropicProvider
 from ink.ai.openai import OpenAIProvider
+from ink.ai.redacting import RedactingProvider
 from ink.config import Flags, Settings, load_settings
-from ink.permissions import RedactingProvider
 from ink.run.events import RunEnd, RunEvent
 from ink.wiring import build_app, request_options
 from tests.fakeserver import FakeModelServer, call, say

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ink.ai.redacting import RedactingProvider
 from ink.config import Flags, Settings, load_settings
 from ink.extend.hooks import HookSet
-from ink.permissions import PermissionHook, RedactingProvider
+from ink.permissions import PermissionHook
 from ink.wiring import build_app
 
 

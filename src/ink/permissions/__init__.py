@@ -23,7 +23,6 @@ from ink.config import Settings
 from ink.permissions.hook import Asker, PermissionHook
 from ink.permissions.memory import PermissionMemory
 from ink.permissions.policy import PermissionPolicy, Verdict
-from ink.permissions.redacting import RedactingProvider, redacting
 from ink.permissions.rules import RuleSet
 from ink.redaction import Redactor
 
@@ -34,11 +33,9 @@ __all__ = [
     "PermissionHook",
     "PermissionMemory",
     "PermissionPolicy",
-    "RedactingProvider",
     "RuleSet",
     "Verdict",
     "build_permission_hook",
-    "redacting",
 ]
 
 

@@ -26,11 +26,11 @@ from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep, Tool
 from ink.ai.provider import Provider
+from ink.ai.redacting import redacting
 from ink.config import Settings
 from ink.config.commands import load_commands
 from ink.extend.command_limit import CommandToolLimit
 from ink.extend.task import SubAgents
-from ink.permissions.redacting import redacting
 from ink.run.compaction import Compactor
 from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEvent, Survivor

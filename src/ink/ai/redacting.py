@@ -1,4 +1,5 @@
-"""A provider wrapper that keeps secrets out of what a failing model call reports.
+"""A provider wrapper that keeps secrets out of what a failing model call reports (the rules of what a
+secret looks like are ``ink.redaction``'s).
 
 A server's error body may quote the key it was sent, and a transport error may carry a URL with a
 password in it; those texts become run errors, retry notices, session entries and log lines. Wrapping the
