@@ -27,6 +27,7 @@ from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep, Tool
 from ink.ai.provider import Provider
 from ink.ai.redacting import redacting
+from ink.ai.thinking import thinking_options
 from ink.config import Settings
 from ink.config.commands import load_commands
 from ink.extend.command_limit import CommandToolLimit
@@ -370,29 +371,12 @@ def build_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox
     return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox))
 
 
-THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}  # Anthropic budget_tokens per level
-
-
 def request_options(settings: Settings) -> dict[str, Any]:
-    """Provider-specific request fields the settings ask for: reasoning effort / thinking budget."""
-    level = settings.thinking
-    if level == "off":
-        return {}
+    """Provider-specific request fields the settings ask for (the thinking level, mapped by ``ai``)."""
     from ink.config.catalogue import protocol_for
 
     protocol = protocol_for(settings.provider_info, settings.model)
-    if protocol == "openai":
-        return {"reasoning_effort": level}
-    if protocol == "openai-responses":  # summaries: the reasoning shown dimmed
-        return {"reasoning": {"effort": level, "summary": "auto"}}
-    # Anthropic: 1024 <= budget_tokens < max_tokens.
-    budget = min(THINKING_BUDGETS[level], settings.max_tokens - 1)
-    if budget < 1024:
-        log.warning(
-            "thinking needs max_tokens above 1024 (it is %d): thinking stays off", settings.max_tokens
-        )
-        return {}
-    return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    return thinking_options(protocol, settings.thinking, settings.max_tokens)
 
 
 class RegistryReaper:
