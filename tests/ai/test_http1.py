@@ -541,3 +541,35 @@ async def test_an_error_answer_whose_body_never_ends_is_read_only_to_its_limit()
         await provider.aclose()
     assert caught.value.status == 500
     assert sent < ceiling / 2, "the client stopped reading near the limit and closed the connection"
+
+
+async def test_a_body_the_client_does_not_read_yet_waits_in_the_kernel_not_in_memory() -> None:
+    """The server pushes a large body while the client, having the head, reads nothing: the connection
+    holds at most about ``HIGH_WATER`` bytes unread (the transport stops reading the socket, and the
+    server's writes block), and reading later gets the whole body, the transport reading again."""
+    from ink.ai.http1.wire import HIGH_WATER
+
+    size = 32 << 20
+    blocked = asyncio.Event()
+
+    async def flood(request: Received, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % size)
+        piece = bytes(1 << 16)
+        for _ in range(size // len(piece)):
+            writer.write(piece)
+            try:
+                await asyncio.wait_for(writer.drain(), 2)
+            except TimeoutError:  # the client's socket buffer is full: it stopped reading
+                blocked.set()
+                await writer.drain()
+        return True
+
+    async with ScriptedServer(flood) as server:
+        client = HttpClient(env={})
+        response = await client.send("POST", f"http://127.0.0.1:{server.port}/", headers={})
+        await asyncio.wait_for(blocked.wait(), 60)
+        connection = response._connection
+        assert connection is not None and connection.wire.pending <= HIGH_WATER + (1 << 20)
+        assert len(await response.read()) == size
+        response.close()
+        await client.aclose()
