@@ -20,6 +20,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import ImageContent, TextContent, ToolAnnotations
+from pydantic import BaseModel
 
 # A 1x1 red PNG.
 PNG = bytes.fromhex(
@@ -87,6 +88,42 @@ def lookup(url: str) -> str:
 def note(text: str) -> str:
     """Add a note to the server's own list (changes local state, destroys nothing)."""
     return f"noted {text}"
+
+
+class Color(BaseModel):
+    color: str
+
+
+@server.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the user for a color (elicitation) and say what came back."""
+    answer = await ctx.elicit(message="Which color?", schema=Color)
+    return f"{answer.action}: {answer.data.color if answer.action == 'accept' else '-'}"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool ``extra`` and tell the client its tools changed."""
+
+    def extra() -> str:
+        """Added later."""
+        return "extra ran"
+
+    server.add_tool(extra)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.prompt()
+def review(path: str) -> str:
+    """Review a file."""
+    return f"Please review {path}"
+
+
+@server.resource("notes://today", mime_type="text/plain")
+def today() -> str:
+    """Today's notes."""
+    return "buy milk"
 
 
 def serve_http(token: str) -> None:

@@ -32,8 +32,8 @@ def test_ink_mcp_list_shows_each_server_its_state_and_tools(tmp_path: Path) -> N
     done = run_ink(["mcp", "list"], env, project, timeout=180)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("t  ready  stdio  7 tools")
-    assert "  mcp__t__echo  Say the text back.  (read-only, the server says: " in done.stdout
+    assert lines[0].startswith("t  ready  stdio  9 tools")
+    assert "  mcp__t__echo  Say the text back.  (read-only, the server says)\n" in done.stdout
     assert "  mcp__t__wipe  Pretend to delete something (destructive).\n" in done.stdout
     assert any(line.startswith("off  disabled  stdio  0 tools") for line in lines)
     repo = next(line for line in lines if line.startswith("repo "))
@@ -42,7 +42,7 @@ def test_ink_mcp_list_shows_each_server_its_state_and_tools(tmp_path: Path) -> N
     approved = run_ink(["mcp", "approve", "repo"], env, project)
     assert approved.returncode == 0 and "approved repo" in approved.stdout
     again = run_ink(["mcp", "list"], env, project, timeout=180)
-    assert any(line.startswith("repo  ready  stdio  7 tools") for line in again.stdout.splitlines())
+    assert any(line.startswith("repo  ready  stdio  9 tools") for line in again.stdout.splitlines())
 
     unknown = run_ink(["mcp", "approve", "nope"], env, project)
     assert unknown.returncode == 2 and "no MCP server named 'nope'" in unknown.stderr
@@ -89,7 +89,7 @@ def test_rpc_get_mcp_reports_the_servers(tmp_path: Path, fake_server: FakeModelS
     assert servers["t"]["state"] == "ready" and "mcp__t__echo" in servers["t"]["tools"]
     assert servers["hang"]["state"] == "failed" and "did not start within 1 s" in servers["hang"]["error"]
     assert (
-        notice["level"] == "warning" and "t: 7 tools" in notice["text"] and "hang: failed" in notice["text"]
+        notice["level"] == "warning" and "t: 9 tools" in notice["text"] and "hang: failed" in notice["text"]
     )
 
 

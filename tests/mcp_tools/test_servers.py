@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tool import ToolCallContext
@@ -41,6 +42,8 @@ async def test_stdio_tools_with_schemas_hints_and_an_image(tmp_path: Path) -> No
             "mcp__t__wipe",
             "mcp__t__lookup",
             "mcp__t__note",
+            "mcp__t__ask",
+            "mcp__t__grow",
         }
         echo = tools["mcp__t__echo"]
         assert echo.spec.parameters["properties"]["text"]["type"] == "string"
@@ -77,6 +80,7 @@ async def test_annotations_give_each_tool_its_kind_and_the_policy_judges_it_so(t
         "lookup": "fetch",  # read-only, open world
         "note": "edit",  # changes local state, destroys nothing
         "wipe": "other", "slow": "other", "crash": "other",  # destructive, or not annotated
+        "ask": "other", "grow": "other",
     }  # fmt: skip
     assert "(destructive)" in tools["mcp__t__wipe"].describe({"target": "prod"}).title
 
@@ -202,7 +206,7 @@ async def test_many_tools_are_offered_on_demand_through_a_search(tmp_path: Path)
         search = ToolSearch(catalogue)
         everything = [*tools, search]
         assert [s.name for s in catalogue.offer(everything)] == ["mcp_tool_search"]
-        assert "t (7 tools)" in search.spec.description
+        assert "t (9 tools)" in search.spec.description
         found = await search.run({"query": "say the text back"}, call_ctx())
         assert "## mcp__t__echo\nSay the text back." in found.output
         assert '"text"' in found.output  # the schema comes with it
@@ -224,3 +228,37 @@ async def test_closing_while_a_server_is_still_starting_does_not_wait_for_its_ti
     await asyncio.wait_for(starting, 5)
     [status] = manager.statuses()
     assert status.state == "closed" and all(gone(e.pid) for e in manager.spared())
+
+
+async def test_an_sdk_servers_prompts_resources_questions_and_new_tools(tmp_path: Path) -> None:
+    """The same breadth against a server written with the official SDK: its prompt and resource are read,
+    its elicitation is asked of the user (accepted here, declined without an answerer), and a tool it adds
+    mid-session (tools/list_changed) is offered."""
+    from ink.mcp.prompts import attach_resources, get_prompt, prompt_arguments
+
+    manager = McpManager([stdio_spec("t", tmp_path / "journal")], {}, tmp_path, ProcessRegistry())
+    await manager.start()
+    changed = asyncio.Event()
+    manager.on_change = lambda server: changed.set()
+    try:
+        [review] = manager.prompts()
+        assert (review.name, [a.name for a in review.arguments]) == ("review", ["path"])
+        got = await get_prompt(manager, review, prompt_arguments(review, "src/a.py"))
+        assert got.text == "Please review src/a.py"
+        assert [r.uri for r in manager.resources()] == ["notes://today"]
+        text = await attach_resources(manager, "see @t:notes://today", lambda _t: None)
+        assert '<attached resource="t:notes://today">' in text and "buy milk" in text
+        tools = by_name(manager)
+        assert (await tools["mcp__t__ask"].run({}, call_ctx())).output == "decline: -"
+
+        async def answer(server: str, message: str, schema: Any) -> dict[str, Any]:
+            return {"action": "accept", "content": {"color": "green"}}
+
+        manager.elicitor = answer
+        assert (await tools["mcp__t__ask"].run({}, call_ctx())).output == "accept: green"
+        assert "mcp__t__extra" not in by_name(manager)
+        await tools["mcp__t__grow"].run({}, call_ctx())
+        await asyncio.wait_for(changed.wait(), 30)
+        assert (await by_name(manager)["mcp__t__extra"].run({}, call_ctx())).output == "extra ran"
+    finally:
+        await manager.aclose()

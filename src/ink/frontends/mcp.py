@@ -96,7 +96,7 @@ def status_lines(status: ServerStatus, descriptions: Mapping[str, str]) -> list[
     prompts and resources, and a line per thing left out of its lists."""
     lines = [format_status(status)]
     for name in status.tools:
-        claim = "  (read-only, the server says: runs without a question in ask mode)"
+        claim = "  (read-only, the server says)"
         mark = claim if name in status.read_only else ""
         lines.append(f"  {name}  {printable(_first_line(descriptions.get(name, '')))}{mark}")
     if status.prompts:

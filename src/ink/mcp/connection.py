@@ -191,7 +191,7 @@ class ServerConnection:
             self.resources = read_resources(self.name, entries, notes)
         self.notes[kind] = notes
         for note in notes:
-            log.warning("MCP server %s: %s", self.name, note)
+            log.info("MCP server %s: %s", self.name, note)  # shown in /mcp, ink mcp list and a notice
 
     async def call(self, tool: str, args: Mapping[str, Any], progress: Progress) -> Mapping[str, Any]:
         """Call ``tool``; its result object. Raises ``ServerUnavailable`` (not ready, or it stopped during

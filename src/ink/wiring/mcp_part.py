@@ -89,7 +89,7 @@ class McpPart(AppPart):
         app.controller.emit(Notice(f"MCP servers: {summary}", "warning" if failed else "info"))
         for status in statuses:
             for note in status.notes:
-                app.controller.emit(Notice(f"MCP server {status.name}: {note}", "warning"))
+                app.controller.emit(Notice(f"MCP server {status.name}: {note}", "info"))
         self._tell()
 
     def _tell(self) -> None:
