@@ -21,6 +21,7 @@ from ink.ai.details import FileDiff
 from ink.ai.provider import ToolSpec
 from ink.config import Settings
 from ink.sandbox import Sandbox
+from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessRegistry
 from ink.wiring.build import build_tools
 
@@ -81,9 +82,11 @@ class Stamp:
         return ToolOutput(f"Stamped {args['path']}.", details=(change,))  # the model reads only this
 
 
-def with_new_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox) -> list[Tool]:
+def with_new_tools(
+    settings: Settings, processes: ProcessRegistry, sandbox: Sandbox, *, jobs: JobRegistry | None = None
+) -> list[Tool]:
     """ink's tools with the two added: the one place a new tool is registered (``build_app(tools=)``)."""
-    return [*build_tools(settings, processes, sandbox), Peek(settings.cwd), Stamp(settings.cwd)]
+    return [*build_tools(settings, processes, sandbox, jobs=jobs), Peek(settings.cwd), Stamp(settings.cwd)]
 
 
 if __name__ == "__main__":  # ink itself, with the two tools

@@ -131,6 +131,10 @@ class LoopSetup(msgspec.Struct, frozen=True):
     # the owner of background work (reply drains): the app's
     tasks: Tasks = msgspec.field(default_factory=Tasks)
     source: Source | None = None
+    notes: Callable[[], str] | None = None
+    """ink's news for the model since its last request (a background job ended, R43): asked before each
+    model call; a text is appended to the history as a user-role ``context`` message, so the request
+    stays valid for strict APIs and the note is in the session file. Not for sub-agents."""
 
 
 class RunError(msgspec.Struct, frozen=True):
@@ -264,6 +268,9 @@ async def _model_call(
 
     After a context overflow the context keeper may shrink the history, and the call is sent once more.
     """
+    note = setup.notes() if setup.notes is not None else ""
+    if note:
+        history.append(UserMessage(note, kind="context"))
     for attempt in (1, 2):
         if setup.context is not None:
             await setup.context.before_model_call(history, signal, emit)

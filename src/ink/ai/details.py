@@ -53,7 +53,16 @@ class SandboxReport(msgspec.Struct, frozen=True):
     type: Literal["sandbox"] = "sandbox"
 
 
-ToolDetail: TypeAlias = FileDiff | ExitStatus | SandboxReport
+class JobReport(msgspec.Struct, frozen=True):
+    """The call started a background job (R43): its id (for ``job_output``, ``job_kill``, RPC
+    ``kill_job``) and the pid of its process group."""
+
+    job_id: str
+    pid: int
+    type: Literal["job"] = "job"
+
+
+ToolDetail: TypeAlias = FileDiff | ExitStatus | SandboxReport | JobReport
 
 
 def file_diff(path: str, before: str | None, after: str, unified: str) -> FileDiff:
@@ -82,6 +91,11 @@ def detail_from_json(data: Mapping[str, Any]) -> ToolDetail:
             if verdict not in ("denied", "error", "off"):
                 raise ValueError(f"unknown sandbox verdict {verdict!r}")
             return SandboxReport(verdict, str(data.get("kind") or ""), str(data.get("target") or ""))
+        case "job":
+            pid = data.get("pid")
+            if not isinstance(pid, int) or isinstance(pid, bool):
+                raise ValueError(f"a job's pid must be an integer, not {pid!r}")
+            return JobReport(str(data["jobId"]), pid)
         case other:
             raise ValueError(f"unknown tool detail type {other!r}")
 

@@ -176,6 +176,7 @@ def _sub_agent_setup(parent: LoopSetup, kind: AgentType, source: Source) -> Loop
         model=kind.model or parent.model,
         on_prompt=None,
         on_stop=None,
+        notes=None,  # the user's run's: a job's end is told to the model the user talks to
         source=source,
     )
 

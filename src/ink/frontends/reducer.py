@@ -115,3 +115,9 @@ class EventReducer:
 
     def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
         pass
+
+    def job_start(self, event: ev.JobStart) -> None:
+        pass
+
+    def job_end(self, event: ev.JobEnd) -> None:
+        pass

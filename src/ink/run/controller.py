@@ -32,6 +32,7 @@ from ink.run.events import (
     BangEnd,
     BangStart,
     InputRestored,
+    JobInfo,
     QueuedInput,
     QueueUpdate,
     RunEnd,
@@ -66,6 +67,7 @@ BangRunner = Callable[[str, AbortSignal], Awaitable[BangOutput]]
 
 
 ChangedFiles = Callable[[str], Awaitable[Sequence[str] | None]]  # run id -> the files the run changed
+RunningJobs = Callable[[], Sequence[JobInfo]]  # the background jobs running now (R43), for a receipt
 
 
 class Reaper(Protocol):
@@ -140,6 +142,7 @@ class RunController:
         tasks: Tasks | None = None,
         changed_files: ChangedFiles | None = None,
         events: EventHub | None = None,
+        running_jobs: RunningJobs | None = None,
     ) -> None:
         """``permissions``: the broker the permission hook in ``setup`` asks through (made before the
         controller, it emits through ``events``); by default one of its own. ``tasks``: the owner of the
@@ -167,6 +170,7 @@ class RunController:
         self.tasks = tasks if tasks is not None else setup.tasks
         # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
         self.changed_files = changed_files
+        self.running_jobs = running_jobs  # an abort's receipt names the jobs it left running (R43)
 
     # -- observing -------------------------------------------------------------------------------
 
@@ -381,6 +385,7 @@ class RunController:
                 tuple(survivors),
                 tuple(r.input_id for r in restored),
                 changed,
+                tuple(self.running_jobs()) if self.running_jobs is not None else (),
             )
         error = str(result.error) if result.error is not None else None
         refused = stop == "refused" or None

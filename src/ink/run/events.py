@@ -30,6 +30,7 @@ from ink.agent.events import (
     event_to_json,
 )
 from ink.ai.messages import Usage
+from ink.tools.jobs import JobEnd, JobInfo, JobStart
 from ink.tools.processes import Survivor
 from ink.vocabulary import Decision, InputMode, RunStop
 
@@ -37,6 +38,9 @@ from ink.vocabulary import Decision, InputMode, RunStop
 __all__ = [
     "AgentEvent",
     "InputTaken",
+    "JobEnd",
+    "JobInfo",
+    "JobStart",
     "MessageEnd",
     "MessageStart",
     "Notice",
@@ -67,7 +71,8 @@ class QueuedInput(msgspec.Struct, frozen=True):
 class AbortReceipt(msgspec.Struct, frozen=True):
     """What an abort did (R34): calls cancelled before start, interrupted, abandoned after the grace,
     processes still alive, inputs handed back; and the files the run changed (what a rewind restores),
-    when workspace checkpoints are on (None: not known)."""
+    when workspace checkpoints are on (None: not known). ``jobs_running``: the background jobs the
+    interrupt left running, as it should (R43: it ends the foreground calls, not the jobs)."""
 
     reason: str
     not_started: tuple[str, ...] = ()
@@ -76,6 +81,7 @@ class AbortReceipt(msgspec.Struct, frozen=True):
     survivors: tuple[Survivor, ...] = ()
     restored: tuple[str, ...] = ()
     changed_files: tuple[str, ...] | None = None
+    jobs_running: tuple[JobInfo, ...] = ()
 
 
 class RunStart(msgspec.Struct, frozen=True):
@@ -216,6 +222,8 @@ ControllerEvent: TypeAlias = (
     | RewindEnd
     | ElicitationRequest
     | ElicitationResolved
+    | JobStart
+    | JobEnd
 )
 RunEvent: TypeAlias = AgentEvent | ControllerEvent
 RunEventListener = Callable[[RunEvent], None]

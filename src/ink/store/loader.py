@@ -33,6 +33,7 @@ from ink.ai.messages import (
 from ink.ai.models import priced
 from ink.store.entries import SessionHeader, decode, ends_complete
 from ink.store.errors import CorruptSession, NotASession, SessionError, SessionNotFound
+from ink.store.jobs import JobRecord, end_record, start_record
 
 SESSION_ENDED = (
     "No result: the session ended before this call finished. It may not have run, or run only in part."
@@ -63,6 +64,7 @@ class LoadedSession(msgspec.Struct, frozen=True):
     updated: float  # time of the last entry
     torn_bytes: int = 0
     repair: Repair = msgspec.field(default_factory=Repair)
+    jobs: tuple[JobRecord, ...] = ()  # the background jobs it records, in the order they started
 
 
 class _Replay:
@@ -76,6 +78,7 @@ class _Replay:
         self.updated = header.created
         self.inserted: list[ToolResult] = []
         self.dropped: list[ToolResult] = []
+        self.jobs: dict[str, JobRecord] = {}
 
     def apply(self, entry: dict[str, Any]) -> None:
         """Raises ``ValueError`` with the reason when the entry is malformed."""
@@ -95,6 +98,13 @@ class _Replay:
         elif kind == "model_change":
             self.model = str(_field(entry, "model", str))
             self.provider = str(entry.get("provider", self.provider))
+        elif kind == "job_start":
+            record = start_record(entry)
+            self.jobs[record.job_id] = record
+        elif kind == "job_end":
+            started = self.jobs.get(str(entry.get("jobId")))
+            if started is not None:  # an end without its start says nothing to go on
+                self.jobs[started.job_id] = end_record(started, entry)
         else:
             return
         stamp = entry.get("timestamp")
@@ -170,6 +180,7 @@ def load_session(path: Path) -> LoadedSession:
         replay.updated,
         len(torn),
         Repair(tuple(replay.inserted), tuple(replay.dropped), tail_only),
+        tuple(replay.jobs.values()),
     )
 
 

@@ -17,8 +17,9 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 from ink import __version__
 from ink.agent.history import History
@@ -55,6 +56,10 @@ class SessionHandle:
 
     def record_model_change(self, model: str, provider: str) -> None:
         self.writer.write_model_change(model, provider)
+
+    def record_job(self, kind: Literal["job_start", "job_end"], fields: Mapping[str, Any]) -> None:
+        """A background job started or ended (``ink.store.jobs`` says what the fields are)."""
+        self.writer.write_job(kind, fields)
 
     def on_event(self, event: object) -> None:
         """A run-event listener (duck-typed: the store does not import ``run``): fsync when a run ends;

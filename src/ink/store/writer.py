@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,10 @@ class SessionWriter:
         """Record a model call that is no message of this history: a sub-agent's (``source``, its id)."""
         entry = {"type": "usage", "timestamp": time.time(), "model": model, "source": source}
         self._write({**entry, "usage": to_json(usage)})
+
+    def write_job(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """Record a background job's start or end (``job_start``/``job_end``, ``ink.store.jobs``)."""
+        self._write({"type": kind, "timestamp": time.time(), **fields})
 
     def write_model_change(self, model: str, provider: str) -> None:
         """Record a switch of model. Before the file exists this only updates the header."""

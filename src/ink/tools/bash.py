@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
-from ink.ai.details import ExitStatus, SandboxReport, ToolDetail
+from ink.ai.details import ExitStatus, JobReport, SandboxReport, ToolDetail
 from ink.sandbox import Sandbox, SandboxUnavailable, explain
-from ink.tools.base import BaseTool, arg_str, get_number, get_str, object_schema, shorten
+from ink.tools.base import BaseTool, arg_str, error, get_bool, get_number, get_str, object_schema, shorten
+from ink.tools.jobs import JobRegistry
 from ink.tools.limits import MAX_OUTPUT_BYTES
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
 from ink.tools.shell import DEFAULT_TIMEOUT, ShellResult, run_shell
@@ -25,7 +26,12 @@ DESCRIPTION = f"""Run a command with `bash -c` in the working directory and retu
 everything it started are stopped.
 - Output over {MAX_OUTPUT_BYTES // 1000} KB keeps its beginning and end, with a notice of what was cut \
 from the middle. Redirect big output to a file and use grep or read on it.
-- Background processes (`cmd &`) that keep the output open are stopped when the command exits.
+- `background: true` runs a command that keeps going (a dev server, a watcher, a long build) as a \
+background job: the call returns at once with its job id, the job runs on with everything it starts, \
+and you are told when it ends. Read its output with job_output, stop it with job_kill. Jobs end with \
+the session. Do not add `&` to it.
+- Without it, background processes (`cmd &`) that keep the output open are stopped when the command \
+exits; `nohup`/`&` do not keep a process past the session either: use `background: true`.
 - Prefer the read, grep, glob and ls tools to cat, grep, find and ls."""
 
 
@@ -39,7 +45,12 @@ class BashTool(BaseTool):
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "maximum": MAX_TIMEOUT,
-                "description": f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT:g}).",
+                "description": f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT:g}); "
+                "not for background jobs.",
+            },
+            "background": {
+                "type": "boolean",
+                "description": "Start the command as a background job and return its id at once.",
             },
         },
         ["command"],
@@ -49,7 +60,8 @@ class BashTool(BaseTool):
 
     def describe(self, args: Mapping[str, Any]) -> CallDescription:
         command = arg_str(args, "command")
-        return CallDescription(f"bash {shorten(command or '')}", command=command)
+        where = "bash (background)" if args.get("background") is True else "bash"
+        return CallDescription(f"{where} {shorten(command or '')}", command=command)
 
     def __init__(
         self,
@@ -57,17 +69,25 @@ class BashTool(BaseTool):
         processes: ProcessRegistry,
         kill_delay: float = DEFAULT_KILL_DELAY,
         sandbox: Sandbox | None = None,
+        jobs: JobRegistry | None = None,
     ) -> None:
+        """``jobs``: where ``background: true`` starts its jobs (None: not offered)."""
         self._workspace = workspace
         self._processes = processes
         self._kill_delay = kill_delay
         self._sandbox = sandbox
+        self._jobs = jobs
+        if jobs is None:
+            properties = {k: v for k, v in self.parameters["properties"].items() if k != "background"}
+            self.parameters = {**self.parameters, "properties": properties}
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         command = get_str(args, "command")
         timeout = min(get_number(args, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
         if not command.strip():
             return ToolOutput("The command is empty.", is_error=True)
+        if get_bool(args, "background"):
+            return await self._start_job(command, ctx)
         sandbox = self._sandbox
         try:
             confinement = sandbox.confinement() if sandbox is not None else None
@@ -96,6 +116,29 @@ class BashTool(BaseTool):
         return ToolOutput(
             text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=details
         )
+
+    async def _start_job(self, command: str, ctx: ToolCallContext) -> ToolOutput:
+        """R43: the job runs in the sandbox like any command; the call returns once it runs."""
+        if self._jobs is None:
+            return error("Background jobs are not available here: run the command without background.")
+        try:
+            confinement = self._sandbox.confinement() if self._sandbox is not None else None
+            job = await self._jobs.start(
+                command, self._workspace.root, confinement=confinement, tool_call_id=ctx.tool_call_id
+            )
+        except SandboxUnavailable as exc:  # R39: nothing runs uncontained because the sandbox failed
+            report = SandboxReport("error", target=str(exc))
+            return ToolOutput(f"Not run: {exc}. Nothing was started.", is_error=True, details=(report,))
+        except OSError as exc:
+            return ToolOutput(f"Cannot start the job in {self._workspace.root}: {exc}", is_error=True)
+        text = JOB_STARTED.format(job=job.job_id, pid=job.pid)
+        return ToolOutput(text, details=(JobReport(job.job_id, job.pid or 0),))
+
+
+JOB_STARTED = """Started background job {job} (pid {pid}). It runs on, with everything it starts, until \
+it ends by itself, job_kill stops it, or the session ends; you will be told when it ends.
+Its output so far: job_output {{"jobId": "{job}"}}; its last lines: \
+job_output {{"jobId": "{job}", "tail": 50}}."""
 
 
 def format_shell_result(result: ShellResult, abort_reason: str | None = None) -> str:

@@ -26,8 +26,10 @@ from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox, no_sandbox
 from ink.store.current import CurrentSession
 from ink.system_prompt import Environment, build_system_prompt
+from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
+from ink.wiring.jobs import enter_session, remove_scratch, scratch_folder
 
 if TYPE_CHECKING:
     from ink.ai.messages import ToolImage
@@ -67,6 +69,7 @@ class App:
         checkpoints: SessionCheckpoints | None = None,
         sandbox: Sandbox | None = None,
         spared: list[Callable[[], Sequence[ProcessEntry]]] | None = None,
+        jobs: JobRegistry | None = None,
     ) -> None:
         self.settings = settings
         self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
@@ -88,6 +91,10 @@ class App:
         self.sandbox = sandbox or no_sandbox(settings.cwd)  # what commands run in (ink.sandbox, R41)
         # processes a part keeps for the app's whole life (the run's reaper spares them)
         self.spared = spared if spared is not None else []
+        self.jobs = jobs or JobRegistry(kill_delay=settings.kill_delay)  # R43: the session's, end with it
+        self._job_scratch = scratch_folder(settings.ink_home)  # their output without a session file
+        enter_session(self.jobs, self.current_session.handle, self._job_scratch)
+        self.current_session.on_switch(lambda handle: enter_session(self.jobs, handle, self._job_scratch))
         self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
         self._closed = False
         events.subscribe(self.usage.on_event)
@@ -180,6 +187,7 @@ class App:
         """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""
         self._require_idle("a new session")
         if self.sessions is None:  # --no-session: a fresh history, still nothing written
+            self.jobs.leave_session()  # R43: the session's jobs end with it
             self.controller.new_session(History())
             self.usage.new_session()
             self.current_session.switch(None)
@@ -209,7 +217,8 @@ class App:
             raise QueueError(f"{what} can only start while idle")
 
     def _swap_session(self, handle: SessionHandle) -> None:
-        """Close the current session file, and give the controller ``handle``'s history."""
+        """End the current session's jobs and close its file; give the controller ``handle``'s history."""
+        self.jobs.leave_session()  # R43: recorded as ended with the session, in its own file
         if self.session is not None:
             self.session.close()
         self._unsubscribe_session()
@@ -258,11 +267,13 @@ class App:
             return
         self._closed = True
         await self.controller.shutdown()
+        job_survivors = await self.jobs.aclose()  # R43: with the session, before its file closes
+        remove_scratch(self._job_scratch)
         if self.session is not None:
             self.session.close()
         await close_parts(self.parts)
         survivors = await self.processes.terminate_all(self.settings.kill_delay)
-        for survivor in survivors:
+        for survivor in [*job_survivors, *survivors]:
             log.warning(
                 "process %s (%s) is still running: %s", survivor.pid, survivor.command, survivor.reason
             )

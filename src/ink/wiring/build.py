@@ -41,6 +41,7 @@ from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox
 from ink.store.current import CurrentSession
 from ink.system_prompt import Environment, build_system_prompt
+from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.app import App
 from ink.wiring.chain import before_tool_chain
@@ -57,10 +58,10 @@ log = logging.getLogger(__name__)
 
 class ToolMaker(Protocol):
     """Makes an app's tools (``build_tools``: ink's own), working in its folder, its process registry
-    and its sandbox."""
+    and its sandbox; a tool that starts background jobs starts them in ``jobs`` (R43)."""
 
     def __call__(
-        self, settings: Settings, processes: ProcessRegistry, sandbox: Sandbox
+        self, settings: Settings, processes: ProcessRegistry, sandbox: Sandbox, *, jobs: JobRegistry | None
     ) -> Sequence[Tool]: ...
 
 
@@ -117,6 +118,7 @@ def build_app(
     sessions, handle, history = open_session(settings, session)
     current = CurrentSession(handle)
     processes = ProcessRegistry()
+    jobs = JobRegistry(kill_delay=settings.kill_delay, emit=events.emit)  # R43: no run's reaper ends them
     spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app's life
     sandbox = build_sandbox(settings)
     timeout = settings.permission_timeout
@@ -129,7 +131,7 @@ def build_app(
     chain = before_tool_chain(kept, limit, hooks if before_tool is None else None, permission)
     provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
     agents, task = build_task_tool(settings, current)
-    offered = (*(tools or build_tools)(settings, processes, sandbox), task)
+    offered = (*(tools or build_tools)(settings, processes, sandbox, jobs=jobs), task)
     usage = _usage_totals(handle)
     prompt = build_system_prompt([t.spec for t in offered], Environment.detect(settings.cwd))
     compactor = build_compactor(settings, provider, prompt, offered, usage)
@@ -148,6 +150,7 @@ def build_app(
         context=compactor,
         options=request_options(settings),
         tasks=tasks,
+        notes=jobs.take_notes,  # a job that ended is told to the model at its next request
     )
     controller = RunController(
         setup,
@@ -160,6 +163,7 @@ def build_app(
         tasks=tasks,
         changed_files=kept.changed_files if kept is not None else None,
         events=events,
+        running_jobs=jobs.running,
     )
     commands = load_commands(settings.cwd, settings.ink_home)
     for warning in commands.warnings:
@@ -184,6 +188,7 @@ def build_app(
         checkpoints=kept,
         sandbox=sandbox,
         spared=spared,
+        jobs=jobs,
     )
 
 
@@ -364,11 +369,20 @@ def build_provider(settings: Settings) -> Provider:
     )
 
 
-def build_tools(settings: Settings, processes: ProcessRegistry, sandbox: Sandbox | None = None) -> list[Tool]:
-    """ink's own tools (``read``, ``write``, ``edit``, ``bash``, ``grep``, ``glob``, ``ls``)."""
+def build_tools(
+    settings: Settings,
+    processes: ProcessRegistry,
+    sandbox: Sandbox | None = None,
+    *,
+    jobs: JobRegistry | None = None,
+) -> list[Tool]:
+    """ink's own tools (``read``, ``write``, ``edit``, ``bash``, ``grep``, ``glob``, ``ls``; with ``jobs``,
+    bash's background jobs and ``job_output``, ``job_kill``)."""
     from ink.tools import default_tools
 
-    return list(default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox))
+    return list(
+        default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox, jobs=jobs)
+    )
 
 
 def request_options(settings: Settings) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from ink.ai.jsonform import to_json
 from ink.ai.messages import message_to_json
 from ink.run.controller import Modes, QueueError, Submitted
 from ink.run.permissions import UnknownRequest
+from ink.tools.jobs import UnknownJob
 from ink.vocabulary import Answer, TakeMode
 from ink.wiring.mcp_part import mcp_of
 
@@ -53,6 +54,8 @@ class Handlers:
             "cancel_queued": self._cancel_queued,
             "set_queued_mode": self._set_queued_mode,
             "list_checkpoints": lambda _f: self.checkpoints(),
+            "list_jobs": lambda _f: self.jobs(),
+            "kill_job": self._kill_job,
             "rewind": self._rewind,
         }
         part = mcp_of(app)
@@ -124,6 +127,10 @@ class Handlers:
         keys = ("inputId", "text", "runId", "time", "files", "kind")
         return {"checkpoints": [{k: c.to_json()[k] for k in keys} for c in found]}
 
+    def jobs(self) -> dict[str, Any]:
+        """R43: every background job of the session (earlier processes' too, when resumed), oldest first."""
+        return {"jobs": [to_json(job) for job in self.app.jobs.listing()]}
+
     # -- acting ------------------------------------------------------------------------------------
 
     def _submit(self, text: str, mode: InputMode) -> Data:
@@ -192,6 +199,16 @@ class Handlers:
             raise CommandFailed(str(exc)) from exc
         task.add_done_callback(_seen)  # a refusal is told by its rewind_end
         return {"inputId": input_id, "files": files, "conversation": conversation}
+
+    def _kill_job(self, fields: Fields) -> Data:
+        """Asked now: the job is ``ending`` (its tree gets SIGTERM, SIGKILL after the kill delay); its
+        ``job_end`` event follows. A job that already ended is answered as it is."""
+        try:
+            info = self.app.jobs.stop(fields["jobId"], "user")
+        except UnknownJob as exc:
+            raise CommandFailed(str(exc)) from exc
+        data: dict[str, Any] = to_json(info)
+        return data
 
     def _edit_queued(self, fields: Fields) -> Data:
         return self._queue_op(lambda: self.controller.edit_queued(fields["inputId"], fields["text"]))

@@ -66,6 +66,8 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("action", ("accept", "decline", "cancel")),
         FieldSpec("content", required=False, json_object=True),
     ),
+    "list_jobs": (),
+    "kill_job": (FieldSpec("jobId"),),
     "rewind": (
         INPUT_ID,
         FieldSpec("files", flag=True),
