@@ -32,7 +32,8 @@ from ink.frontends.rpc.protocol import (
 )
 from ink.frontends.stdio import Overlong, StdioServer
 from ink.frontends.stdio.writer import text_line
-from ink.run.events import RunEvent, TextDeltaEvent, event_to_json
+from ink.run.events import Notice, RunEvent, TextDeltaEvent, event_to_json
+from ink.wiring.jobs import resume_note
 
 if TYPE_CHECKING:
     from ink.wiring import App
@@ -57,6 +58,9 @@ class RpcServer(StdioServer):
         """Serve until end of input, SIGTERM or a closed stdout; then abort what runs, wait until it has
         settled, close the app and write the last lines. Returns the exit status."""
         self._unsubscribe = self.controller.subscribe(self.on_event)
+        ended = resume_note(self.app.jobs)  # R43: the jobs a resumed session's last process ended
+        if ended is not None:
+            self.on_event(Notice(ended))
         return await super().serve(in_fd, signals=signals)
 
     async def shut_down(self, reason: str) -> None:

@@ -48,6 +48,11 @@ class JobOutput:
                 self.problem = f"the output file {path} could not be created: {exc.strerror or exc}"
 
     @property
+    def dirty(self) -> bool:
+        """Kept output the file does not have yet."""
+        return self._dirty
+
+    @property
     def cut(self) -> int:
         """Bytes dropped from the middle."""
         return self.total - len(self._head) - len(self._tail)

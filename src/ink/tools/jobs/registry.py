@@ -35,7 +35,7 @@ from ink import lineage
 from ink.agent.tasks import Tasks
 from ink.sandbox import Confinement, SandboxUnavailable
 from ink.tools import orphans, proctree
-from ink.tools.jobs.output import JobOutput
+from ink.tools.jobs.output import FLUSH_SECONDS, JobOutput
 from ink.tools.jobs.types import JobEnd, JobInfo, JobStart, JobState, Stopper, how_it_ended
 from ink.tools.processes import DEFAULT_KILL_DELAY, TOKEN_ENV, ProcessEntry, ProcessRegistry, Survivor
 from ink.tools.shell import SHELL_ENV
@@ -62,18 +62,30 @@ class JobJournal(Protocol):
 
 
 class _Feed(asyncio.Protocol):
+    """The job's output pipe into its ``JobOutput``; once the output is past its cap, the file is brought
+    up to date at most every ``FLUSH_SECONDS``, and within that time after the last output."""
+
     def __init__(self, output: JobOutput) -> None:
         self.output = output
         self.closed = asyncio.Event()
+        self._flush: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
         self.output.feed(data)
+        if self.output.dirty and self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._flushed)
+
+    def _flushed(self) -> None:
+        self._flush = None
+        self.output.flush()
 
     def eof_received(self) -> bool | None:
         self.closed.set()
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._flush is not None:
+            self._flush.cancel()  # the job's end writes the file out
         self.closed.set()
 
 
