@@ -29,6 +29,10 @@ ALLOWED = {
     ("permissions/shell.py", "bash"): "the bash program, which the shell parser follows into `bash -c`",
     ("batch/execute.py", "bash"): "the bash program a batch step runs",
     ("sandbox/denials.py", "write"): "what the sandbox refused (a write, a read), not the write tool",
+    **{
+        ("permissions/remember.py", name): "a shell program an 'always' rule may name alone, not the tool"
+        for name in ("ls", "grep")
+    },
     ("batch/results.py", "task"): "a batch's task, a column of its results table",
     ("extend/hook_process.py", "bash"): "the bash program a hook command runs",
     **{
