@@ -54,7 +54,7 @@ class ChangedOutside(RewindError):
     def __init__(self, paths: list[str]) -> None:
         shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
         super().__init__(
-            f"{len(paths)} file(s) changed outside ink since the last run would be overwritten: {shown}"
+            f"{len(paths)} file(s) changed outside ink after a run would be overwritten: {shown}"
             " (rewind again with force to overwrite them)"
         )
         self.paths = paths
@@ -66,6 +66,7 @@ class RewindResult(msgspec.Struct, frozen=True):
     removed: tuple[str, ...] = ()
     undo: str | None = None  # the id of the ``rewind`` checkpoint that undoes the file part
     restored_input: tuple[QueuedInput, ...] = ()
+    blocked: tuple[str, ...] = ()  # not restored: something else stood in their way during the rewind
 
 
 class Rewinder:
@@ -107,7 +108,7 @@ class Rewinder:
         cut = self._cut(input_id) if conversation else None  # after the abort: its marker is cut too
         result = RewindResult(input_id)
         if files:
-            outside = await self.checkpoints.changed_outside()
+            outside = await self.checkpoints.changed_outside(input_id)
             if outside and not force:
                 raise ChangedOutside(outside)
             try:
@@ -115,10 +116,9 @@ class Rewinder:
             except KeyError:
                 raise RewindError(f"the checkpoint of input {input_id!r} could not be taken") from None
             undo = next((c.input_id for c in self.checkpoints.all() if c.commit == report.undo), None)
-            result = RewindResult(input_id, report.written, report.removed, undo)
+            result = RewindResult(input_id, report.written, report.removed, undo, blocked=report.blocked)
         if cut is not None:
-            restored = self._truncate(cut)
-            result = RewindResult(input_id, result.written, result.removed, result.undo, restored)
+            result = msgspec.structs.replace(result, restored_input=self._truncate(cut))
         return result
 
     def _cut(self, input_id: str) -> int:
@@ -217,7 +217,7 @@ class SessionCheckpoints:
         checkpoint (the workspace before the input's work), so no tool changes a file before the
         checkpoint that must hold it exists. It never refuses."""
         if self.current is not None and kind_of(ctx.tool) not in LEAVES_FILES:
-            await self.current.settled()
+            await self.current.passing()
 
     async def changed_files(self, run_id: str) -> Sequence[str] | None:
         """The controller's hook for an abort's receipt (the run's end snapshot, taken before its
@@ -283,6 +283,15 @@ class SessionCheckpoints:
             raise RewindError(f"internal error: {exc}") from exc
         finally:
             self._rewinding = False
+        if result.blocked:  # R42: what was not restored is told, never skipped silently
+            shown = ", ".join(result.blocked[:10]) + (" and more" if len(result.blocked) > 10 else "")
+            self._emit(
+                Notice(
+                    f"{len(result.blocked)} file(s) were not restored: something else stood in their place or"
+                    f" in their path during the rewind (a folder turned into a link or a file): {shown}",
+                    "warning",
+                )
+            )
         self._emit(end(ok=True, written=result.written, removed=result.removed, undo=result.undo))
         return result
 

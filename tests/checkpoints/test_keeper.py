@@ -3,6 +3,7 @@ model: each run's files are known, a rewind gives the tree back, a resumed sessi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.checkpoints.shadow import TooManyFiles
 from ink.rewind import SessionCheckpoints
 from ink.tools import ProcessRegistry, default_tools
+from tests.checkpoints.test_limits import heavy
 from tests.fakeserver import FakeModelServer, call, say
 from tests.run.harness import Harness
 
@@ -35,6 +37,7 @@ async def test_each_input_gets_a_checkpoint_and_a_rewind_restores_the_tree(
     tools = [t for t in default_tools(work, registry) if t.spec.name == "bash"]
     harness = Harness(fake_server, tools=tools, before_tool=(checkpoints.gate,))
     harness.controller.subscribe(checkpoints.on_event)
+    harness.controller.changed_files = checkpoints.close_run  # as the app wires it: each run's end fixed
     fake_server.script(
         call("bash", {"command": "echo edited > keep.txt; rm gone.txt; echo new > new.txt"}),
         say("done"),
@@ -103,19 +106,29 @@ async def test_a_workspace_with_too_many_files_turns_checkpoints_off_for_the_ses
     await checkpoints.aclose()
 
 
+@pytest.mark.parametrize(("workspace", "said"), [(crowded, "8 files"), (heavy, "2.5 MiB")])
 async def test_the_user_is_told_through_a_notice_event_when_checkpoints_go_off(
-    fake_server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_server: FakeModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workspace: Callable[[Path, pytest.MonkeyPatch], Path],
+    said: str,
 ) -> None:
-    """Every frontend shows ``notice`` events: the switch-off reaches the user wherever ink runs."""
-    work = crowded(tmp_path, monkeypatch)
+    """Every frontend shows ``notice`` events: the switch-off reaches the user wherever ink runs, once,
+    for too many files as for too many bytes (the byte budget, issue 29)."""
+    work = workspace(tmp_path, monkeypatch)
     harness = Harness(fake_server)
     notices: list[Notice] = []
     harness.controller.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
     part = SessionCheckpoints(harness.controller.emit, Tasks(), tmp_path / "inkhome", work)
     part.open("s1")
     try:
+        part.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
         await part.settled()
-        assert [(n.level, "checkpoints are off" in n.text) for n in notices] == [("warning", True)]
+        assert [(n.level, "checkpoints are off" in n.text, said in n.text) for n in notices] == [
+            ("warning", True, True)
+        ]
+        assert part.checkpoints() == []
     finally:
         await part.aclose()
         await harness.aclose()

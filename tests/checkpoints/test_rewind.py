@@ -37,6 +37,7 @@ async def setup(fake_server: FakeModelServer, tmp_path: Path) -> AsyncIterator[S
     tools = [t for t in default_tools(work, ProcessRegistry()) if t.spec.name == "bash"]
     harness = Harness(fake_server, tools=tools, before_tool=(checkpoints.gate,))
     harness.controller.subscribe(checkpoints.on_event)
+    harness.controller.changed_files = checkpoints.close_run  # as the app wires it: each run's end fixed
     try:
         yield Setup(work, harness, checkpoints, Rewinder(harness.controller, checkpoints))
     finally:
@@ -141,7 +142,6 @@ async def test_the_receipt_of_an_aborted_run_names_the_files_it_changed(
     setup: Setup, fake_server: FakeModelServer
 ) -> None:
     """Issue 14: the user knows what a rewind would restore (R34's receipt, plus the files)."""
-    setup.harness.controller.changed_files = setup.checkpoints.close_run
     marker = setup.work.parent / "started"
     fake_server.script(
         call("bash", {"command": f"echo x > made.txt; rm a.txt; touch {marker}; sleep 60"}), say("unused")

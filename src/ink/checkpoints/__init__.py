@@ -1,6 +1,11 @@
 """Checkpoints of the workspace, so a rewind can undo what runs did to the files, bash included.
 
-    shadow.py   a git object store of ink's own, outside the workspace: snapshot, compare, restore
+    shadow.py     a git object store of ink's own, outside the workspace: snapshot, compare, restore
+    git.py        its git commands, sealed off from the user's git settings and the repository's attributes
+    restore.py    a restore's plan and its writes (byte-exact, journaled against a kill)
+    writeback.py  files written and removed through folder descriptors: never a symlink followed
+    pins.py       what a run left in the files it changed, fixed before its run_end
+    keeper.py     which checkpoint belongs to which input, and the end of each run
 
 docs/design/checkpoints.md describes what is kept, the limits, and what a restore does.
 """

@@ -2,14 +2,20 @@
 
 ``Checkpoints`` listens to a run controller's events: on ``input_taken`` (the input that starts a run, a
 steer, a follow-up, a flushed queue entry: R31) it snapshots the workspace as it is *before* the work the
-input asks for; on ``run_end`` it snapshots it again, which gives each checkpoint the files changed until
-the next one and tells later whether a file was changed outside ink. Snapshots run one after another in
-the background while the model is called; ``before_tool`` makes every tool call wait for the pending one,
-so no tool can change a file before the checkpoint that must hold it was taken.
+input asks for; at each run's end it snapshots it again, which gives each checkpoint the files changed
+until the next one and tells later whether a file was changed outside ink. Snapshots run one after
+another in the background while the model is called; ``before_tool`` makes every tool call wait for the
+pending one, so no tool can change a file before the checkpoint that must hold it was taken.
+
+The end of a run is fixed before its ``run_end`` goes out (``close_run``, the controller's hook): the
+files it changed are listed and pinned (``ink.checkpoints.pins``), and whatever the end snapshot, staged
+just after, holds otherwise was changed by someone else after the run ended: it is recorded with the end
+(``touched``) and named by ``changed_outside``, however soon after ``run_end`` it was saved (R42).
 
 The records go to ``$INK_HOME/checkpoints/sessions/<session id>.jsonl`` (one JSON object per line,
-appended), so a resumed session can still rewind. A failed snapshot (git missing, a full disk) is logged
-and leaves that input without a checkpoint; it never fails a run.
+appended), so a resumed session can still rewind. A failed snapshot (git missing, a full disk, a file git
+cannot read) leaves that input without a checkpoint and is announced (``notify``: a notice in every
+frontend, R42); it never fails a run.
 
 A restore is itself recorded as a checkpoint (``kind`` "rewind": the workspace just before it), so a
 rewind can be undone by rewinding the files to that one. The snapshot at a run's end is recorded too
@@ -32,6 +38,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec.structs import replace
 
+from ink.checkpoints import pins as pinning
 from ink.checkpoints.shadow import RestoreReport, ShadowError, ShadowRepo, TooManyFiles, private_dirs
 
 log = logging.getLogger(__name__)
@@ -53,6 +60,7 @@ class Checkpoint(msgspec.Struct, frozen=True):
     commit: str
     files: tuple[str, ...] = ()  # changed by the work of this input (until the next checkpoint or run end)
     kind: CheckpointKind = "input"
+    outside: tuple[str, ...] = ()  # changed by someone else between the last run's end and this checkpoint
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +71,7 @@ class Checkpoint(msgspec.Struct, frozen=True):
             "commit": self.commit,
             "files": list(self.files),
             "kind": self.kind,
+            "outside": list(self.outside),
         }
 
 
@@ -72,6 +81,7 @@ class CheckpointLog(msgspec.Struct):
     path: Path | None  # None: kept in memory only (a session that is not saved)
     records: dict[str, Checkpoint] = msgspec.field(default_factory=dict)
     end: str | None = None  # the workspace when the last run ended; None when a later input has no end
+    touched: tuple[str, ...] = ()  # files the end snapshot may hold as someone else left them after the run
 
     @classmethod
     def open(cls, ink_home: Path, session_id: str) -> CheckpointLog:
@@ -92,6 +102,7 @@ class CheckpointLog(msgspec.Struct):
                 data = json.loads(raw)
                 if "end" in data:
                     self.end = str(data["end"])
+                    self.touched = tuple(str(p) for p in data.get("touched", ()))
                     continue
                 checkpoint = Checkpoint(
                     data["inputId"],
@@ -101,6 +112,7 @@ class CheckpointLog(msgspec.Struct):
                     data["commit"],
                     tuple(data.get("files", ())),
                     "rewind" if data.get("kind") == "rewind" else "input",
+                    tuple(str(p) for p in data.get("outside", ())),
                 )
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a line torn by a kill: that checkpoint is lost, the others are not
@@ -113,9 +125,12 @@ class CheckpointLog(msgspec.Struct):
         self.records[checkpoint.input_id] = checkpoint
         self._append(checkpoint.to_json())
 
-    def put_end(self, commit: str) -> None:
-        self.end = commit
-        self._append({"end": commit, "time": time.time()})
+    def put_end(self, commit: str, touched: tuple[str, ...] = ()) -> None:
+        self.end, self.touched = commit, touched
+        line: dict[str, Any] = {"end": commit, "time": time.time()}
+        if touched:
+            line["touched"] = list(touched)
+        self._append(line)
 
     def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
@@ -131,7 +146,8 @@ class CheckpointLog(msgspec.Struct):
 
 class Checkpoints:
     """``notify`` tells the user something about the checkpoints (that they are off for a workspace too
-    big to keep), once; the app makes it a ``notice`` event, which every frontend shows."""
+    big to keep, that one could not be taken); the app makes it a ``notice`` event, which every frontend
+    shows."""
 
     def __init__(
         self, repo: ShadowRepo, record: CheckpointLog, notify: Callable[[str], None] | None = None
@@ -139,14 +155,18 @@ class Checkpoints:
         self.repo, self.record, self.notify = repo, record, notify
         self._run_id: str | None = None
         self._run_start: str | None = None  # the first checkpoint of the current run
+        self._run_latest: str | None = None  # and its newest
         self._closed: dict[str, asyncio.Event] = {}  # run -> its run_end seen; its end snapshot began early
         self._last: Checkpoint | None = None  # the newest checkpoint, whose files are not known yet
         self._end_commit: str | None = record.end  # the workspace at the end of the last run
+        self._touched: tuple[str, ...] = record.touched  # of that end: changed after the run, by another
+        self._gap_from: str | None = record.end  # an end no checkpoint followed yet (``outside``)
+        self._may_change = False  # a call that may change files passed the gate since the last end
         self._chain: asyncio.Task[None] | None = None
         self._warming: asyncio.Task[None] | None = None  # the session-open snapshot, while cancellable
         self._warm_commit: str | None = None
         self._warm_fresh = False  # nothing of ink's ran since the session-open snapshot began
-        self.off = False  # the workspace is too big to keep (shadow.MAX_NEW_FILES)
+        self.off = False  # the workspace is too big to keep (shadow.MAX_NEW_FILES, MAX_NEW_BYTES)
 
     def all(self) -> list[Checkpoint]:
         return sorted(self.record.records.values(), key=lambda c: c.time)
@@ -161,7 +181,7 @@ class Checkpoints:
             return  # a sub-agent's events: its work is inside the parent's run
         if kind == "run_start":
             self._run_id = getattr(event, "run_id", None)
-            self._run_start = None
+            self._run_start = self._run_latest = None
         elif kind == "bang_start":
             self._warm_fresh = False  # a ``!`` command may change files while the snapshot reads them
         elif kind == "input_taken":
@@ -179,8 +199,9 @@ class Checkpoints:
                 self._warm_fresh = False
         elif kind == "run_end":
             ended = self._closed.pop(getattr(event, "run_id", None) or "", None)
-            if ended is None:
-                self._then(self._close)
+            if ended is None:  # no close_run: nothing was fixed before the run_end, so nothing is sure
+                self._may_change = False
+                self._then(functools.partial(self._close, None, None, unsure=True))  # fail closed
             else:
                 ended.set()
 
@@ -191,73 +212,72 @@ class Checkpoints:
 
     async def gate(self, _ctx: object) -> None:
         """A before-tool step: the call waits for the pending checkpoint; never refuses."""
+        await self.passing()
+
+    async def passing(self) -> None:
+        """A call that may change files is about to run: it waits for the pending checkpoint, and the end
+        of its run is then listed and pinned (``close_run``)."""
+        self._may_change = True
         await self.settled()
 
     async def close_run(self, run_id: str) -> list[str] | None:
-        """The end snapshot of an aborted run begun now, before its ``run_end``, and the files the run
-        changed since its first checkpoint, for its receipt. None when the run has no checkpoint or the
-        snapshot failed. The answer comes as soon as the listing that starts the snapshot says it (the
-        abort's ``run_end`` waits for it); staging and recording go on once that ``run_end`` is out. (A
-        run that ends otherwise gets its end snapshot just after its ``run_end``: the answer is not held
-        back for it.)"""
+        """Fix the end of a run begun now, before its ``run_end`` (the controller's hook, at every run's
+        end), and answer the files the run changed since its first checkpoint, for an abort's receipt
+        (None when the run has no checkpoint or the snapshot failed).
+
+        A run that made no call that may change files ends where its newest checkpoint is: the answer
+        comes at once. Otherwise the files that differ from the last snapshot are listed and pinned
+        (``pins``: what the run left in them) before the answer, and the end snapshot is staged and
+        recorded once the ``run_end`` is out (starting a git blocks the event loop for a moment);
+        whatever it holds that is not as pinned was changed after the run ended: ``touched``."""
         ended = self._closed[run_id] = asyncio.Event()
+        if not self._may_change:
+            self._then(functools.partial(self._close_unchanged, run_id))
+            return []
+        self._may_change = False
         done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
-
-        async def close() -> None:
-            start = self._run_start if self._run_id == run_id else None
-
-            async def listed(since: str, changed: list[str]) -> None:
-                if since == start:  # the run took no snapshot after its first: this is the answer
-                    self._finish_last_with(since, changed)  # listed with the run_end, as before
-                    done.set_result(changed)
-                    # Starting a git blocks the event loop for 1-2 ms (the fork): the run_end first.
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(ended.wait(), RUN_END_SECONDS)
-
-            try:
-                skipped = await self.repo.stage(listed)
-                if start is not None and not done.done():
-                    done.set_result(await self.repo.staged_changes(start))
-                await self._close(skipped)
-            finally:
-                if not done.done():
-                    done.set_result(None)
-
-        self._then(close)
+        self._then(functools.partial(self._close_changed, run_id, ended, done))
         return await asyncio.shield(done)
 
-    async def changed_outside(self) -> list[str]:
-        """Files changed since the end of the last run (or the last restore), that is by someone other
-        than ink; none known when there was no such end (a new session, a run cut by a kill)."""
+    async def changed_outside(self, input_id: str | None = None) -> list[str]:
+        """Files changed by someone other than ink since the checkpoint of ``input_id`` (by default: since
+        the end of the last run or restore): after each run's end, and right after it too (``touched``),
+        until now. None known before the first run's end of a session (a new session, a run cut by a
+        kill). A rewind to that checkpoint would overwrite them."""
         await self.settled()
-        if self._end_commit is None:
-            return []
-        now = await self.repo.snapshot(f"probe-{time.monotonic_ns()}")
-        return await self.repo.changed(self._end_commit, now.commit)
+        target = self.record.records.get(input_id) if input_id is not None else None
+        found: set[str] = set(self._touched)
+        if target is not None:
+            for later in self.record.records.values():
+                if later.time > target.time and later.kind == "input":
+                    found.update(later.outside)
+        if self._end_commit is not None:
+            now = await self.repo.snapshot(f"probe-{time.monotonic_ns()}")
+            found.update(await self.repo.changed(self._end_commit, now.commit))
+        return sorted(found)
 
     async def restore(self, input_id: str) -> RestoreReport:
         """The workspace as it was when ``input_id`` was taken. Raises ``KeyError`` for an input without a
         checkpoint, ``ShadowError`` when git fails. The workspace as it was just before is recorded as a
-        ``rewind`` checkpoint: rewinding the files to it undoes this restore."""
+        ``rewind`` checkpoint, before anything is written: rewinding the files to it undoes this restore,
+        also one a kill -9 cut half-way."""
         await self.settled()
         self._warm_fresh = False
         checkpoint = self.record.records[input_id]
         if not checkpoint.commit:
             raise KeyError(input_id)
         stamp = time.time_ns()
-        report = await self.repo.restore(checkpoint.commit, f"undo/{input_id}-{stamp}")
-        undo = Checkpoint(
-            f"rewind-{stamp}",
-            f"before the rewind to: {checkpoint.text}",
-            None,
-            time.time(),
-            report.undo,
-            tuple(sorted({*report.written, *report.removed})),
-            "rewind",
-        )
-        self.record.put(undo)
-        self.record.put_end(report.after)
-        self._end_commit = report.after  # what changes from now on, until a run, is the user's
+        undo_id = f"rewind-{stamp}"
+
+        async def before_writing(undo_commit: str, paths: list[str]) -> None:
+            text = f"before the rewind to: {checkpoint.text}"
+            self.record.put(Checkpoint(undo_id, text, None, time.time(), undo_commit, tuple(paths), "rewind"))
+            self._ended_at(undo_commit)  # a restore cut by a kill: what it wrote counts as changed
+
+        report = await self.repo.restore(checkpoint.commit, f"undo/{input_id}-{stamp}", before_writing)
+        undo = self.record.records[undo_id]
+        self.record.put(replace(undo, files=tuple(sorted({*report.written, *report.removed}))))
+        self._ended_at(report.after)  # what changes from now on, until a run, is the user's
         return report
 
     def warm(self) -> None:
@@ -271,7 +291,7 @@ class Checkpoints:
         async def warm() -> None:
             self._warm_commit = (await self.repo.snapshot(f"open/{time.time_ns()}")).commit
 
-        self._then(warm)
+        self._then(warm, announce=False)
         self._warming = self._chain
 
     async def aclose(self) -> None:
@@ -286,7 +306,9 @@ class Checkpoints:
 
     # -- mechanism ----------------------------------------------------------------------------------
 
-    def _then(self, step: Callable[[], Awaitable[object]]) -> None:
+    def _then(self, step: Callable[[], Awaitable[object]], *, announce: bool = True) -> None:
+        """Queue ``step`` after the snapshots queued so far. ``announce``: a failure is told to the user
+        (the session-open snapshot's is not: the first input takes one of its own, and tells)."""
         previous = self._chain
 
         async def chained() -> None:
@@ -297,16 +319,24 @@ class Checkpoints:
             try:
                 await step()
             except TooManyFiles as exc:
-                self.off = True  # every later snapshot would walk the whole tree to refuse again
-                for input_id in [i for i, c in self.record.records.items() if not c.commit]:
-                    del self.record.records[input_id]  # listed while pending: there will be none
-                log.warning("%s", exc)
-                if self.notify is not None:
-                    self.notify(f"{exc}: rewind cannot restore files")
+                self._turn_off(exc)
+            except FileNotFoundError as exc:  # no git: every later snapshot would fail the same way
+                self._turn_off(exc, "git is not installed")
             except (ShadowError, OSError) as exc:
                 log.warning("workspace checkpoint failed: %s", exc)
+                if announce and self.notify is not None:  # R42: never skipped silently
+                    self.notify(f"a workspace checkpoint could not be taken ({exc}): rewind cannot use it")
 
         self._chain = asyncio.ensure_future(chained())
+
+    def _turn_off(self, exc: Exception, reason: str | None = None) -> None:
+        self.off = True  # every later snapshot would walk the whole tree to refuse again
+        for input_id in [i for i, c in self.record.records.items() if not c.commit]:
+            del self.record.records[input_id]  # listed while pending: there will be none
+        log.warning("%s", exc)
+        if self.notify is not None:
+            said = f"{reason}: checkpoints are off for this session" if reason else str(exc)
+            self.notify(f"{said}: rewind cannot restore files")
 
     async def _take(self, pending: Checkpoint) -> None:
         try:
@@ -327,21 +357,94 @@ class Checkpoints:
 
     async def _keep(self, pending: Checkpoint, commit: str) -> None:
         await self._finish_last(commit)
-        checkpoint = replace(pending, commit=commit)
+        outside: tuple[str, ...] = ()
+        if self._gap_from is not None:  # the first checkpoint after an end: what others did meanwhile
+            outside = tuple(sorted({*self._touched, *await self.repo.changed(self._gap_from, commit)}))
+            self._gap_from = None
+        checkpoint = replace(pending, commit=commit, outside=outside)
         self.record.put(checkpoint)
         self._last = checkpoint
-        if self._run_start is None and pending.run_id == self._run_id:
-            self._run_start = commit
+        if pending.run_id == self._run_id:
+            self._run_start = self._run_start or commit
+            self._run_latest = commit
 
-    async def _close(self, staged: tuple[str, ...] | None = None) -> str:
-        """The end snapshot of a run; ``staged``: its first half is done (``ShadowRepo.stage``)."""
+    async def _close_unchanged(self, run_id: str) -> None:
+        """The end of a run that changed nothing: where its newest checkpoint is."""
+        latest = self._run_latest if self._run_id == run_id else None
+        if latest is None:  # its checkpoint failed: an end snapshot now, whose every change is another's
+            await self._close(None, None, unsure=True)
+            return
+        self._finish_last_with(latest, [])
+        self._ended_at(latest)
+
+    async def _close_changed(
+        self, run_id: str, ended: asyncio.Event, done: asyncio.Future[list[str] | None]
+    ) -> None:
+        start = self._run_start if self._run_id == run_id else None
+        pins: dict[str, pinning.Pin] | None = None
+        base: str | None = None
+
+        async def listed(since: str, changed: list[str]) -> None:
+            nonlocal pins, base
+            late = ended.is_set()  # the run_end went out first (a listing slower than the receipt waits)
+            base, pins = since, await self._pin(changed, sha256=len(since) == 64)
+            if late:
+                pins = {path: pinning.Pin(pinning.UNKNOWN) for path in pins}
+            if since == start:  # the run took no snapshot after its first: this is the answer
+                self._finish_last_with(since, changed)
+                done.set_result(changed)
+            elif start is not None:
+                done.set_result(sorted({*await self.repo.changed(start, since), *changed}))
+            else:
+                done.set_result(None)
+            # Starting a git blocks the event loop for 1-2 ms (the fork): the run_end first.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), RUN_END_SECONDS)
+
+        try:
+            skipped = await self.repo.stage(listed, only_listed=True)
+            unsure = pins is None and ended.is_set()  # staged whole, and not all before the run_end
+            if start is not None and not done.done():  # staged before the run_end: all of it the run's
+                done.set_result(await self.repo.staged_changes(start))
+            await self._close(skipped, pins, base=base or self._run_latest, unsure=unsure)
+        finally:
+            if not done.done():
+                done.set_result(None)
+
+    async def _pin(self, changed: list[str], *, sha256: bool) -> dict[str, pinning.Pin]:
+        root = self.repo.workspace
+        if len(changed) <= pinning.FEW_FILES:  # a few small reads cost less than a hop to a thread
+            return pinning.pin(root, changed, sha256=sha256)
+        return await asyncio.to_thread(pinning.pin, root, changed, sha256=sha256)
+
+    async def _close(
+        self,
+        staged: tuple[str, ...] | None,
+        pins: dict[str, pinning.Pin] | None,
+        *,
+        base: str | None = None,
+        unsure: bool = False,
+    ) -> str:
+        """The end snapshot of a run; ``staged``: its first half is done (``ShadowRepo.stage``); ``pins``:
+        what the run left in the files it changed since ``base`` (then whatever else differs from
+        ``base`` is ``touched``). ``unsure``: nothing was fixed before the run ended: every change since
+        ``base`` (by default the snapshot the index held) may be someone else's."""
+        base = base or self.repo.index_commit or self._run_latest
         if staged is None:
             staged = await self.repo.stage()
         snapshot = await self.repo.commit_staged(f"end/{time.monotonic_ns()}", staged)
+        touched: list[str] = []
+        if base is not None and (pins is not None or unsure):
+            changes = await self.repo.staged_entries(base, snapshot.commit)
+            touched = sorted(changes) if unsure else pinning.touched(self.repo.workspace, pins or {}, changes)
         await self._finish_last(snapshot.commit)
-        self.record.put_end(snapshot.commit)
-        self._end_commit = snapshot.commit
+        self._ended_at(snapshot.commit, tuple(touched))
         return snapshot.commit
+
+    def _ended_at(self, commit: str, touched: tuple[str, ...] = ()) -> None:
+        self.record.put_end(commit, touched)
+        self._end_commit = self._gap_from = commit
+        self._touched = touched
 
     async def _finish_last(self, commit: str) -> None:
         if self._last is not None:

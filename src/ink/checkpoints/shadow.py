@@ -7,6 +7,11 @@ git refuses to add it). What a snapshot leaves out: what the workspace's ``.giti
 ink's own ``.ink/`` directory, and files over ``MAX_FILE_BYTES`` (named in the snapshot's report). git keeps
 a file's content, whether it is executable, and symlinks; other mode bits are not restored.
 
+Bytes are kept as they are: the store's own ``info/attributes`` unsets, for every path, each attribute
+that converts content (line endings, ``ident``, filters, ``working-tree-encoding``), and it overrides
+every ``.gitattributes`` of the workspace; git runs with no user, system or environment configuration.
+A restore is ink's own writing (``ink.checkpoints.restore``), never git's checkout.
+
 Each snapshot is a commit under a ref of its own (``refs/ink/<key>``), so ``git gc`` keeps it. Each session
 has its own index file (the stat cache that makes a later snapshot of an unchanged tree cheap). A kill -9
 in the middle of a snapshot leaves at worst a stale ``index-*.lock``, removed by the next snapshot of
@@ -21,48 +26,38 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 import msgspec
 
+from ink.checkpoints import git as store_git
+from ink.checkpoints import restore as restoring
+from ink.checkpoints.git import ATTRIBUTES, ShadowError
+
+__all__ = ["RestoreReport", "ShadowError", "ShadowRepo", "Snapshot", "TooManyFiles", "shadow_repo_for"]
+from ink.checkpoints.writeback import TEMP_PREFIX
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NEW_FILES = 100_000  # more files new to the store in one snapshot: not a project (ink started in ~?)
+MAX_NEW_BYTES = 512 * 1024 * 1024  # more bytes to read in one snapshot: not a project either (a data folder)
 FEW_PATHS = 64  # sizes of this many changed files are read in the event loop (an abort's receipt waits)
 BULK_FILES = 200  # this many new or changed files in one snapshot go into one pack, not a file each
-GIT_TIMEOUT = 300.0
-_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,  # the user's settings (autocrlf, filters, hooks) must not apply
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file, not a pattern
-    "GIT_AUTHOR_NAME": "ink",
-    "GIT_AUTHOR_EMAIL": "ink@localhost",
-    "GIT_COMMITTER_NAME": "ink",
-    "GIT_COMMITTER_EMAIL": "ink@localhost",
-}
-_CONFIG = (
-    *("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"),
-    *("-c", "core.looseCompression=1"),  # zlib's fastest level: the first snapshot about twice as fast
-)
+LONG_ADD_BYTES = 32 * 1024 * 1024  # an add reading this much (or BULK_FILES files) must not outlive ink
 # git add streams every file over core.bigFileThreshold into one pack for the whole command instead of
 # writing a loose object file each (a create, a write, a link, an unlink): for the first snapshot of a
 # 10,000-file workspace 2-3x faster, much more on a busy disk. Only for many files: each such add makes a
 # pack, and a store with many small packs looks objects up more slowly.
 _BULK = ("-c", "core.bigFileThreshold=1", "-c", "pack.compression=1")
 STALE_PACK_SECONDS = 2 * 300.0  # an unfinished pack this old was left by a killed git (GIT_TIMEOUT ends any)
-ALWAYS_EXCLUDED = (".ink/",)
+ALWAYS_EXCLUDED = (".ink/", f"{TEMP_PREFIX}*")  # ink's own folder; a restore's temporary files
 Listed = Callable[[str, list[str]], Awaitable[None]]  # (the snapshot the index held, paths that differ)
 
 
-class ShadowError(Exception):
-    """A git command of the shadow store failed; the message has git's words."""
-
-
 class TooManyFiles(ShadowError):
-    """The workspace has more new files than one snapshot takes (``MAX_NEW_FILES``); nothing was stored."""
+    """The workspace has more new files (``MAX_NEW_FILES``) or bytes (``MAX_NEW_BYTES``) than one
+    snapshot takes; nothing was stored."""
 
 
 class Snapshot(msgspec.Struct, frozen=True):
@@ -78,6 +73,10 @@ class RestoreReport(msgspec.Struct, frozen=True):
     undo: str = ""  # the commit of the workspace as it was just before the restore
     skipped: tuple[str, ...] = ()
     after: str = ""  # the commit of the workspace as the restore left it
+    blocked: tuple[str, ...] = ()  # not restored: something else stood in the way (writeback.Blocked)
+
+
+BeforeWriting = Callable[[str, list[str]], Awaitable[None]]  # (the undo commit, the paths to change)
 
 
 def shadow_repo_for(ink_home: Path, workspace: Path, session_id: str, *, saved: bool = True) -> ShadowRepo:
@@ -118,7 +117,7 @@ class ShadowRepo:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
         return await self.commit_staged(ref, await self.stage())
 
-    async def stage(self, listed: Listed | None = None) -> tuple[str, ...]:
+    async def stage(self, listed: Listed | None = None, *, only_listed: bool = False) -> tuple[str, ...]:
         """The first half of a snapshot: this session's index made the workspace as it is now (what
         ``staged_changes`` compares and ``commit_staged`` records). Returns the files left out as too
         large. Raises ``ShadowError``.
@@ -126,32 +125,50 @@ class ShadowRepo:
         ``listed(commit, paths)`` is awaited, before anything is staged, the paths that differ from
         ``commit`` (created, modified, deleted; too large ones left out) when the index still holds the
         last snapshot this object recorded: the listing every snapshot makes anyway says it, with no git
-        command more."""
+        command more. ``only_listed``: then only those paths are staged (whatever changed elsewhere
+        after the listing is not taken in), or all, if git refuses one of them."""
         await self._ready()
         since, self._index_commit = self._index_commit, None  # from here on the index moves
-        skipped, pending, changed = await self._exclude_large_files()
+        skipped, pending, changed, size = await self._exclude_large_files()
+        long = pending >= BULK_FILES or size >= LONG_ADD_BYTES
         if listed is not None and since is not None:
             await listed(since, changed)
+            if only_listed:
+                left_out = set(skipped)
+                with contextlib.suppress(ShadowError):  # a path beyond a symlink now, gone meanwhile
+                    await self._add(pending, long, stdin=_z([p for p in changed if p not in left_out]))
+                    return skipped
         if pending >= BULK_FILES or not self._swept:  # a few files (an abort's receipt) skip the sweep
             await asyncio.to_thread(self._drop_stale_packs)
             self._swept = True
         # a large file whose name holds a newline cannot be a line of the exclude file: left out by a
         # pathspec, whose magic GIT_LITERAL_PATHSPECS would switch off ("." and ``literal`` need none)
         every = (".", *(f":(top,exclude,literal){p}" for p in skipped if "\n" in p))
+        await self._add(pending, long, every=every)
+        return skipped
+
+    async def _add(
+        self, pending: int, long: bool, *, every: tuple[str, ...] = (), stdin: bytes | None = None
+    ) -> None:
+        """``git add --all`` of the pathspecs ``every``, or those NUL-separated in ``stdin``. ``long``: it
+        reads many files or bytes, and must not outlive ink (``store_git.run``)."""
+        if stdin is not None:
+            if not stdin:
+                return
+            specs: tuple[str, ...] = ("--pathspec-from-file=-", "--pathspec-file-nul")
+        else:
+            specs = ("--", *every)
         magic = {"GIT_LITERAL_PATHSPECS": "0"} if len(every) > 1 else {}
+        add = ("add", "--all", "--ignore-errors", *specs)
+        bulk = _BULK if pending >= BULK_FILES else ()
         try:
-            await self._git(
-                *("add", "--all", "--ignore-errors", "--", *every),
-                config=_BULK if pending >= BULK_FILES else (),
-                env=magic,
-            )
+            await self._git(*add, config=bulk, env=magic, stdin=stdin, long=long)
         except ShadowError:
             if pending < BULK_FILES:
                 raise
             # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
             # into the pack; a loose add would die too, of SIGBUS on its mmap): once more, the plain way
-            await self._git("add", "--all", "--ignore-errors", "--", *every, env=magic)
-        return skipped
+            await self._git(*add, env=magic, stdin=stdin, long=long)
 
     async def staged_changes(self, old: str) -> list[str]:
         """``changed(old, <the staged workspace>)`` before it is committed: one git command, not four."""
@@ -166,29 +183,61 @@ class ShadowRepo:
         self._index_commit = commit
         return Snapshot(commit, skipped)
 
+    @property
+    def index_commit(self) -> str | None:
+        """The snapshot this session's index holds, while nothing was staged since (None: not known)."""
+        return self._index_commit
+
+    async def staged_entries(self, old: str, new: str) -> dict[str, tuple[int, str] | None]:
+        """Every path that differs between two snapshots, with its (mode, blob) in ``new`` (None: gone)."""
+        raw = await self._git("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, work_tree=False)
+        tokens = raw.split("\0")
+        entries: dict[str, tuple[int, str] | None] = {}
+        for meta, path in zip(tokens[0::2], tokens[1::2], strict=False):
+            if meta.startswith(":"):
+                _old_mode, mode, _old_blob, blob, status = meta[1:].split(" ")[:5]
+                entries[path] = None if status == "D" else (int(mode, 8), blob)
+        return entries
+
     async def changed(self, old: str, new: str) -> list[str]:
         """Paths that differ between two snapshots (created, deleted, modified, mode changed)."""
         out = await self._git("diff-tree", "-r", "--name-only", "--no-renames", "-z", old, new)
         return sorted(p for p in out.split("\0") if p)
 
-    async def restore(self, commit: str, undo_ref: str) -> RestoreReport:
+    async def restore(
+        self, commit: str, undo_ref: str, before_writing: BeforeWriting | None = None
+    ) -> RestoreReport:
         """Make the workspace what it was at ``commit``: changed files written back, deleted ones brought
-        back, files created since removed. First records the workspace as it is (``undo_ref``), so the
-        restore itself can be undone. Files the snapshots left out (ignored, too large) are not touched."""
+        back, files created since removed, each byte as stored. First records the workspace as it is
+        (``undo_ref``), so the restore itself can be undone, and awaits ``before_writing(undo commit,
+        paths)`` before the first change (a kill -9 later still leaves the undo on record). Files the
+        snapshots left out (ignored, too large) are not touched."""
         now = await self.snapshot(undo_ref)
-        created = await self._names("--diff-filter=A", commit, now.commit)  # exist now, not then
-        written = await self._names("--diff-filter=DMT", commit, now.commit)
-        # created files go first: their folders are as the snapshot saw them. Written first, a folder could
-        # have become a file or a symlink (to outside the workspace: its files would be removed there)
-        await asyncio.to_thread(self._remove, created)
-        scratch = self.git_dir / f"restore-{os.getpid()}.index"
-        try:  # only what differs is written: unchanged files keep their times (no needless rebuilds)
-            await self._git("read-tree", commit, index=scratch)
-            await self._git("checkout-index", "--force", "-z", "--stdin", index=scratch, stdin=_z(written))
+        raw = await self._git("diff-tree", "-r", "-z", "--raw", "--no-renames", commit, now.commit)
+        plan = restoring.plan(raw, now.skipped)
+        if before_writing is not None:
+            await before_writing(now.commit, plan.paths())
+        journal = restoring.Journal(self.git_dir, self.index.name)
+        git = self._command(("cat-file", "--batch"), work_tree=False)
+        try:
+            applied = await asyncio.to_thread(self._apply, plan, journal, git)
+        except OSError as exc:
+            raise ShadowError(f"the restore stopped half-way: {exc}") from exc
         finally:
-            scratch.unlink(missing_ok=True)
+            self._index_commit = None  # files changed under the index: its next listing says which
         done = await self.snapshot(f"{undo_ref}-done")  # the session's index now matches the restored tree
-        return RestoreReport(tuple(written), tuple(created), now.commit, now.skipped, done.commit)
+        return RestoreReport(
+            applied.written, applied.removed, now.commit, now.skipped, done.commit, applied.blocked
+        )
+
+    def _apply(
+        self, plan: restoring.Plan, journal: restoring.Journal, git: tuple[list[str], dict[str, str], Path]
+    ) -> restoring.Applied:
+        blobs = restoring.BlobReader(*git)
+        try:
+            return restoring.apply(plan, self.workspace, journal, blobs)
+        finally:
+            blobs.close()
 
     def retire(self) -> None:
         """The end of a session that is not saved (``--no-session``), its snapshots all done: its index
@@ -202,38 +251,23 @@ class ShadowRepo:
 
     # -- mechanism ----------------------------------------------------------------------------------
 
-    async def _names(self, status_filter: str, old: str, new: str) -> list[str]:
-        out = await self._git("diff-tree", "-r", "--name-only", "--no-renames", "-z", status_filter, old, new)
-        return sorted(p for p in out.split("\0") if p)
-
-    def _remove(self, paths: list[str]) -> None:
-        root = self.workspace
-        for rel in paths:
-            target = root / rel
-            if root not in target.parents:  # git names paths inside the tree; never trust more than that
-                continue
-            try:
-                target.unlink()
-            except FileNotFoundError:
-                continue
-            parent = target.parent
-            while parent != root and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-
     async def _ready(self) -> None:
         if not (self.git_dir / "HEAD").exists():
             private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
             await self._git("init", "--quiet", "--bare", work_tree=False)
-        exclude = self.git_dir / "info" / "exclude"
-        wanted = _lines(self.excluded)  # $INK_HOME's name may be no UTF-8
-        if not exclude.exists() or exclude.read_bytes() != wanted:  # $INK_HOME may have moved since
-            exclude.parent.mkdir(exist_ok=True)
-            exclude.write_bytes(wanted)
+        info = self.git_dir / "info"
+        # $INK_HOME's name may be no UTF-8; it may have moved since; a store made by an older ink has no
+        # attributes file of its own
+        for name, wanted in (("exclude", _lines(self.excluded)), ("attributes", ATTRIBUTES)):
+            if not (info / name).exists() or (info / name).read_bytes() != wanted:
+                info.mkdir(exist_ok=True)
+                (info / name).write_bytes(wanted)
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
         if not self.index.exists():
             await asyncio.to_thread(self._seed_index)
+        if any(self.git_dir.glob("restoring-*")):  # a restore was killed half-way: its temporary file
+            await asyncio.to_thread(restoring.sweep, self.git_dir, self.workspace)
 
     def _drop_stale_packs(self) -> None:
         """A kill -9 during a bulk add leaves its unfinished pack (``tmp_pack_*``), which git never reads:
@@ -260,18 +294,23 @@ class ShadowRepo:
         except OSError:
             scratch.unlink(missing_ok=True)  # a slower first snapshot, nothing worse
 
-    async def _exclude_large_files(self) -> tuple[tuple[str, ...], int, list[str]]:
-        """Leave out files over the size limit: named in this session's exclude file for the snapshot,
-        and dropped from its index if an earlier snapshot had them while they were small. Returns them,
-        how many files the snapshot has to read (new to the index, or changed since), and every path that
-        differs from the index (those, and the deleted ones), the new large ones left out (a file that
-        grew too large leaves the snapshot: it differs)."""
+    async def _exclude_large_files(self) -> tuple[tuple[str, ...], int, list[str], int]:
+        """Leave out files over the size limit, and repositories nested in the workspace (a folder
+        with its own ``.git``: git would store a link to its commit, or fail on one without any): named in
+        this session's exclude file for the snapshot, and dropped from its index if an earlier snapshot
+        had them. Returns the large files, how many files the snapshot has to read (new to the index, or
+        changed since), every path that differs from the index (those, and the deleted ones), the new
+        large ones left out (a file that grew too large leaves the snapshot: it differs), and how many
+        bytes the snapshot reads. Raises
+        ``TooManyFiles`` past ``MAX_NEW_FILES`` or ``MAX_NEW_BYTES``."""
         large = self.git_dir / f"large-{self.index.name}"
         large.unlink(missing_ok=True)  # listed afresh: a file may have shrunk
         listing = await self._git(
             "ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"
         )
         tagged = [(entry[:1], entry[2:]) for entry in listing.split("\0") if entry]
+        nested = [path.rstrip("/") for tag, path in tagged if path.endswith("/")]
+        tagged = [(tag, path) for tag, path in tagged if not path.endswith("/")]
         paths = list(dict.fromkeys(path for tag, path in tagged if tag in ("?", "C")))  # "R": deleted
         if len(paths) > MAX_NEW_FILES:
             raise TooManyFiles(
@@ -279,33 +318,60 @@ class ShadowRepo:
                 f"{MAX_NEW_FILES:,}): checkpoints are off for this session"
             )
         few = len(paths) <= FEW_PATHS  # a handful of lstat calls cost less than a hop to a thread
-        big = self._large(paths) if few else await asyncio.to_thread(self._large, paths)
+        big, size = self._large(paths) if few else await asyncio.to_thread(self._large, paths)
+        if size > MAX_NEW_BYTES:
+            raise TooManyFiles(
+                f"{_mib(size)} of files in {self.workspace} are new to the checkpoint store (the limit is "
+                f"{_mib(MAX_NEW_BYTES)} per snapshot): checkpoints are off for this session"
+            )
         # bytes: a name git gave that is not UTF-8 holds surrogates (``_git``), which only fsencode writes
-        large.write_bytes(_lines(f"/{_glob_escape(p)}" for p in big if "\n" not in p))
-        if big:
+        patterns = [f"/{_glob_escape(p)}" for p in big if "\n" not in p]
+        large.write_bytes(_lines([*patterns, *(f"/{_glob_escape(p)}/" for p in nested if "\n" not in p)]))
+        if big or nested:
             await self._git(
                 "rm",
                 "--cached",
+                "-r",  # a nested repository an older snapshot held
                 "--force",  # our index only: nothing to lose
                 "--quiet",
                 "--ignore-unmatch",
                 "--pathspec-from-file=-",
                 "--pathspec-file-nul",
-                stdin=_z(big),
+                stdin=_z([*big, *nested]),
             )
         new_and_large = {path for tag, path in tagged if tag == "?"} & set(big)  # never in a snapshot
         changed = sorted({path for _tag, path in tagged} - new_and_large)
-        return tuple(big), len(paths) - len(big), changed
+        return tuple(big), len(paths) - len(big), changed, size
 
-    def _large(self, paths: list[str]) -> list[str]:
+    def _large(self, paths: list[str]) -> tuple[list[str], int]:
+        """The files over ``MAX_FILE_BYTES``, and the bytes of the others."""
         big = []
+        size = 0
         for rel in paths:
             try:
-                if (self.workspace / rel).lstat().st_size > MAX_FILE_BYTES:
-                    big.append(rel)
+                length = (self.workspace / rel).lstat().st_size
             except OSError:
                 continue
-        return big
+            if length > MAX_FILE_BYTES:
+                big.append(rel)
+            else:
+                size += length
+        return big, size
+
+    def _command(
+        self,
+        args: tuple[str, ...],
+        *,
+        work_tree: bool = True,
+        index: Path | None = None,
+        config: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> tuple[list[str], dict[str, str], Path]:
+        large = self.git_dir / f"large-{self.index.name}"
+        config = (*config, *(("-c", f"core.excludesFile={large}") if large.exists() else ()))
+        return store_git.command(
+            self.git_dir, self.workspace if work_tree else None, index or self.index, args, config, env
+        )
 
     async def _git(
         self,
@@ -315,49 +381,11 @@ class ShadowRepo:
         stdin: bytes | None = None,
         config: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        long: bool = False,
     ) -> str:
-        env = {**os.environ, **_ENV, "GIT_INDEX_FILE": str(index or self.index), **(env or {})}
-        large = self.git_dir / f"large-{self.index.name}"
-        config = (*_CONFIG, *config, *(("-c", f"core.excludesFile={large}") if large.exists() else ()))
-        tree = (f"--work-tree={self.workspace}",) if work_tree else ()
-        starting = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                "git",
-                *config,
-                f"--git-dir={self.git_dir}",
-                *tree,
-                *args,
-                cwd=self.workspace if work_tree else self.git_dir.parent,
-                env=env,
-                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-        )
-        try:
-            proc = await asyncio.shield(starting)
-        except asyncio.CancelledError:  # asyncio's own undo of a half-made start races as _ended says
-            await _ended(await starting)
-            raise
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT)
-        except BaseException:
-            await _ended(proc)
-            raise
-        if proc.returncode != 0:
-            raise ShadowError(f"git {args[0]}: {err.decode('utf-8', 'replace').strip()[:500]}")
-        return out.decode("utf-8", "surrogateescape")
-
-
-async def _ended(proc: asyncio.subprocess.Process) -> None:
-    """Kill ``proc`` (cancelled: an exit, a rewind) and wait for it. ``os.kill``, not ``proc.kill``:
-    ``Popen.send_signal`` first polls, and a poll can reap a git that just exited behind the back of
-    asyncio's watcher thread, which then logs "Unknown child process" on the user's terminal. Until that
-    thread reaps it, the pid stays this child's."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
-        await proc.wait()
+        """``long``: see ``store_git.run``."""
+        argv, full_env, cwd = self._command(args, work_tree=work_tree, index=index, config=config, env=env)
+        return await store_git.run(argv, full_env, cwd, stdin, long=long)
 
 
 def private_dirs(path: Path) -> None:
@@ -379,6 +407,11 @@ def _lines(patterns: Iterable[str]) -> bytes:
 
 def _z(paths: list[str]) -> bytes:
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _mib(size: int) -> str:
+    mib = size / (1024 * 1024)
+    return f"{mib:,.1f} MiB" if mib < 10 else f"{mib:,.0f} MiB"
 
 
 def _glob_escape(path: str) -> str:

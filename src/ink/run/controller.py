@@ -168,7 +168,8 @@ class RunController:
         self._sub_agent_usage = Usage()  # of the run going on: added to its own in ``run_end``
         self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
         self.tasks = tasks if tasks is not None else setup.tasks
-        # The files an aborted run changed, for its receipt (the workspace checkpoints' end snapshot).
+        # Awaited before every run_end: the workspace checkpoints fix the run's end there (R42), and
+        # answer the files an aborted run changed, for its receipt.
         self.changed_files = changed_files
         self.running_jobs = running_jobs  # an abort's receipt names the jobs it left running (R43)
 
@@ -368,13 +369,14 @@ class RunController:
         stop = "aborted" if signal.aborted and result.error is None else result.stop_reason
         result = replace(result, usage=result.usage + self._sub_agent_usage)
         if stop in ("completed", "max_iterations"):
+            await self._changed_files(run_id)  # the run's end fixed before the user can touch its files
             self._emit(RunEnd(run_id, stop, usage=result.usage, truncated=self._reply_cut() or None))
             return True
         receipt = None
         if stop == "aborted":
             self.history.append(UserMessage(INTERRUPTION_MARKER, kind="interruption"))  # R23
             survivors = await self._reap()
-            changed = await self._changed_files(run_id)  # once the processes are gone: nothing moves
+        changed = await self._changed_files(run_id)  # once the processes are gone: nothing moves
         restored = self._restore()
         if stop == "aborted":
             receipt = AbortReceipt(

@@ -2,7 +2,7 @@
 
     /rewind                           the inputs to rewind to, numbered newest first, with their files
     /rewind N [files|conversation]    back to just before input N: both (default), or one of them
-    /rewind N ... force               also overwrite files changed outside ink since the last run
+    /rewind N ... force               also overwrite files changed outside ink after a run
 
 The prompt that carries the command is never sent to the model: its turn ends (``end_turn``) once the
 answer is shown as agent message text. The rewind itself is the app's (``App.checkpoints``); a run that
@@ -111,7 +111,7 @@ class AcpRewind:
         if isinstance(problem, ChangedOutside):
             shown = "\n".join(f"  {p}" for p in problem.paths[:LISTED])
             self._say(
-                f"Nothing was changed: {len(problem.paths)} file(s) changed outside ink since the last run "
+                f"Nothing was changed: {len(problem.paths)} file(s) changed outside ink after a run "
                 f"would be overwritten:\n{shown}\n"
                 f"Send `/rewind {request.number} ... force` to overwrite them."
             )
