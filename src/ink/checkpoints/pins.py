@@ -28,8 +28,8 @@ import msgspec
 from ink.checkpoints.writeback import EXECUTABLE, REGULAR, SYMLINK
 
 FEW_FILES = 64  # this many are pinned in the event loop (an abort's run_end waits); more in a thread
-HASH_FILES = 256  # this many changed files are pinned by their bytes (read before run_end) ...
-HASH_BYTES = 16 * 1024 * 1024  # ... up to this many bytes in all; the others by their fingerprint
+HASH_FILES = 4096  # this many changed files are pinned by their bytes (read before run_end) ...
+HASH_BYTES = 64 * 1024 * 1024  # ... up to this many bytes in all; the others by their fingerprint
 RECENT_NS = 100_000_000  # a time this close to the pin's own may share a clock step with a later write
 COARSE_RECENT_NS = 2_000_000_000  # the same, on a file system that keeps whole seconds (ext3, FAT, HFS+)
 ABSENT = "absent"
@@ -46,10 +46,13 @@ class Pin(msgspec.Struct, frozen=True, array_like=True):
     fingerprint: tuple[int, ...] = ()
 
 
-def pin(root: Path, paths: Iterable[str], *, sha256: bool = False) -> dict[str, Pin]:
-    """Pins of ``paths`` (relative to ``root``), read now. ``sha256``: the store's objects are named so."""
+def pin(
+    root: Path, paths: Iterable[str], *, sha256: bool = False, files: int = HASH_FILES, size: int = HASH_BYTES
+) -> dict[str, Pin]:
+    """Pins of ``paths`` (relative to ``root``), read now: the first ``files`` of at most ``size`` bytes in
+    all by their content. ``sha256``: the store's objects are named so."""
     started = time.time_ns()
-    budget_files, budget_bytes = HASH_FILES, HASH_BYTES
+    budget_files, budget_bytes = files, size
     pins: dict[str, Pin] = {}
     for rel in paths:
         try:
