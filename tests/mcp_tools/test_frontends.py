@@ -38,6 +38,7 @@ def test_ink_mcp_list_shows_each_server_its_state_and_tools(tmp_path: Path) -> N
     assert any(line.startswith("off  disabled  stdio  0 tools") for line in lines)
     repo = next(line for line in lines if line.startswith("repo "))
     assert "needs_approval" in repo and "ink mcp approve repo" in repo
+    assert f"  runs: {sys.executable} {SERVER} stdio" in lines  # what approving it would pin (R40)
 
     approved = run_ink(["mcp", "approve", "repo"], env, project)
     assert approved.returncode == 0 and "approved repo" in approved.stdout

@@ -95,6 +95,7 @@ def status_lines(status: ServerStatus, descriptions: Mapping[str, str]) -> list[
     """A server's line, then a line per tool (read-only ones marked: the server's own claim), its
     prompts and resources, and a line per thing left out of its lists."""
     lines = [format_status(status)]
+    lines += [f"  {printable(line)}" for line in status.pinned]  # what approving it would cover (R40)
     for name in status.tools:
         claim = "  (read-only, the server says)"
         mark = claim if name in status.read_only else ""

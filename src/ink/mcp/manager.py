@@ -176,8 +176,10 @@ class McpManager:
         if conn is None and not spec.enabled:
             return replace(status, state="disabled")
         if conn is None and not self._startable(spec):
+            from ink.mcp.trust import pin
+
             error = f"declared by the project ({spec.where}); approve it with: ink mcp approve {spec.name}"
-            return replace(status, state="needs_approval", error=error)
+            return replace(status, state="needs_approval", error=error, pinned=tuple(pin(spec).lines()))
         if conn is None:
             return status
         tools = self.tools(spec.name) if conn.state == "ready" else []

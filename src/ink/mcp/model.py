@@ -78,6 +78,7 @@ class ServerStatus(msgspec.Struct, frozen=True):
     read_only: tuple[str, ...] = ()  # its tools that say they only read (readOnlyHint): no question in ask
     prompts: tuple[str, ...] = ()  # the commands its prompts became: mcp__SERVER__PROMPT
     resources: int = 0
+    pinned: tuple[str, ...] = ()  # awaiting approval: what approving it would pin (R40)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,4 +93,5 @@ class ServerStatus(msgspec.Struct, frozen=True):
             "prompts": list(self.prompts),
             "resources": self.resources,
             "notes": list(self.notes),
+            "pinned": list(self.pinned),
         }
