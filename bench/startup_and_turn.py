@@ -245,7 +245,9 @@ def report(rows: list[Row], n: int, protocol: str) -> str:
         "Wall, CPU (user+system) and peak RSS are those of the measured process alone (`os.wait4`). "
         "x paired: the median over runs of ink's wall time (CPU time) divided by that of the run right after "
         "it: the stdlib loop's (bench/baseline_loop.py, the same turn against the same server), or for the "
-        "MCP rows ink's same turn without MCP; on a loaded machine the CPU ratio is the steadier one.",
+        "MCP rows ink's same turn without MCP; on a loaded machine the CPU ratio is the steadier one. "
+        "The MCP rows count the server's CPU too (ink's child, reaped by it): the SDK server's own "
+        "start-up (importing the SDK) is most of its row.",
         *verdicts(rows),
     ]
     return "\n".join(lines) + "\n"
