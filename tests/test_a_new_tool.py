@@ -218,7 +218,11 @@ def test_acp_shows_them_with_kind_title_locations_and_diffs(
         "oldText": NOTES,
         "newText": NOTES + "stamped\n",
     }
-    assert asked_call["content"] == [diff]  # the change it proposes, in the question
+    why = {
+        "type": "content",
+        "content": {"type": "text", "text": "file changes need permission in 'ask' mode"},
+    }
+    assert asked_call["content"] == [diff, why]  # the change it proposes, then why ink asks
     assert (peek["kind"], peek["title"]) == ("read", "peek at notes.txt")
     assert peek["locations"] == [{"path": str(project / "notes.txt")}]
     assert stamped["content"][0] == diff  # the change it made (its details), then its text

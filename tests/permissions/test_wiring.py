@@ -9,6 +9,7 @@ from ink.config import Flags, Settings, load_settings
 from ink.extend.hooks import HookSet
 from ink.permissions import PermissionHook
 from ink.wiring import build_app
+from ink.wiring.sandboxing import leave_check
 
 
 def settings(tmp_path: Path, config: str = "", **flags: object) -> Settings:
@@ -29,6 +30,7 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         assert chain == (
             app.checkpoints.gate,
             app.command_limit,
+            leave_check,
             hook,
         )  # the checkpoint first, the policy last
         assert hook.asker is app.controller.permissions and hook.policy.mode == "accept-edits"
@@ -67,8 +69,9 @@ async def test_the_chain_is_one_list_checkpoint_limit_hooks_policy(tmp_path: Pat
     app = build_app(settings(tmp_path, '[[hooks.pre_tool]]\ncommand = "true"\n'))
     try:
         assert app.checkpoints is not None
-        gate, limit, hooks, policy = app.controller.setup.before_tool
+        gate, limit, leave, hooks, policy = app.controller.setup.before_tool
         assert (gate, limit, policy) == (app.checkpoints.gate, app.command_limit, app.before_tool)
+        assert leave is leave_check  # a call that asks to leave the sandbox says why (R41)
         assert isinstance(hooks.__self__, HookSet) and hooks.__func__ is HookSet.before_tool  # type: ignore[attr-defined]
     finally:
         await app.aclose()

@@ -47,13 +47,16 @@ class CallDescription(msgspec.Struct, frozen=True):
     """What one call will do, read from its arguments alone. ``paths``: absolute paths it reads or
     changes (for ``edit`` tools: symlinks followed, so a rule sees the file that really changes);
     ``command``: the shell command it runs; ``line``: where in ``paths[0]`` it starts reading;
-    ``preview``: what it proposes to change (for a permission question), when it can be known ahead."""
+    ``preview``: what it proposes to change (for a permission question), when it can be known ahead.
+    ``leaves_sandbox``: the call asks to run outside the sandbox (R41), for this reason ("" when it gives
+    none); None: it runs inside, or there is no sandbox to leave."""
 
     title: str
     paths: tuple[Path, ...] = ()
     command: str | None = None
     line: int | None = None
     preview: tuple[ToolDetail, ...] = ()
+    leaves_sandbox: str | None = None
 
 
 class ToolOutput(msgspec.Struct, frozen=True):
@@ -100,9 +103,10 @@ class ToolCallContext(msgspec.Struct, frozen=True):
     history, to read. ``emit``: the run's events (a sub-agent's carry its ``source``). ``ruling``: what
     an earlier step said of the call for a later one to weigh (the pre_tool hooks' answer, weighed by the
     permission step). ``note``: told to the model with the result (a hook changed the call's arguments:
-    what really ran). ``on_update(text)``: more output of the running call (appended); the user sees a
-    bounded, throttled tail of it as ``tool_update`` events. Never raises, and costs little when called
-    often."""
+    what really ran). ``unsandboxed``: the permission step let this call run outside the sandbox (R41), as
+    it asked; a tool leaves the sandbox only then. ``on_update(text)``: more output of the running call
+    (appended); the user sees a bounded, throttled tail of it as ``tool_update`` events. Never raises, and
+    costs little when called often."""
 
     call: ToolCall
     signal: AbortSignal
@@ -112,6 +116,7 @@ class ToolCallContext(msgspec.Struct, frozen=True):
     source: Source | None = None
     ruling: Ruling | None = None
     note: str = ""
+    unsandboxed: bool = False
     on_update: Callable[[str], None] = _ignore
 
     @property

@@ -96,17 +96,21 @@ class PermissionHook:
             return Refusal(f"Not executed: a pre_tool hook changed this call's arguments to ones {problem}.")
         ctx = replace(ctx, call=replace(call, arguments=changed))  # a new call, judged from the start (R37)
         shown = _bounded(json.dumps(changed, ensure_ascii=False))
-        refusal = await self._judge(ctx, ruling)
-        if refusal is not None:
-            return refusal
+        judged = await self._judge(ctx, ruling)
+        if isinstance(judged, Refusal):
+            return judged
         self.notify(f"a pre_tool hook changed the {call.name} call; it runs as {shown}")
-        return replace(ctx, note=f"a pre_tool hook changed this call's arguments; it ran as {shown}")
+        note = f"a pre_tool hook changed this call's arguments; it ran as {shown}"
+        return replace(judged or ctx, note=note)
 
-    async def _judge(self, ctx: ToolCallContext, hook: HookRuling | None) -> Refusal | None:
+    async def _judge(self, ctx: ToolCallContext, hook: HookRuling | None) -> Refusal | ToolCallContext | None:
+        """None: it runs as it is; a context: it runs outside the sandbox, as it asked and was let."""
         call = ctx.call
-        verdict = decide(self.policy.assess(ctx.tool, call.name, call.arguments), hook)
+        found = self.policy.assess(ctx.tool, call.name, call.arguments)
+        verdict = decide(found, hook)
+        let_out = replace(ctx, unsandboxed=True) if found.leaves_sandbox else None
         if verdict.kind == "allow":
-            return None
+            return let_out
         if verdict.kind == "deny" and verdict.by == "hook":
             return Refusal(f"Not executed: blocked by a pre_tool hook: {verdict.why}")
         if verdict.kind == "deny":
@@ -115,7 +119,8 @@ class PermissionHook:
         if self.asker is None:
             return self._nobody_to_ask(verdict)
         decision = await self.asker.ask(call, ctx.signal, verdict.why, ctx.source, remember=verdict.remember)
-        return self._answered(decision, verdict)
+        refusal = self._answered(decision, verdict)
+        return refusal if refusal is not None else let_out
 
     def _answered(self, decision: Decision, verdict: Verdict) -> Refusal | None:
         if decision == "allow":

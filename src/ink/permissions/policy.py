@@ -25,11 +25,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
+
 from ink.agent.tool import CallDescription, Tool, kind_of
 from ink.config.keys import PermissionMode
 from ink.permissions.precedence import ALLOW, Assessment, Verdict, decide
 from ink.permissions.remember import command_rule
-from ink.permissions.rules import FILE_CHANGE, RuleSet, Subject, escape
+from ink.permissions.rules import FILE_CHANGE, UNSANDBOXED, RuleSet, Subject, escape
 from ink.permissions.shell import DIRECTORY_CHANGERS, analyse
 
 __all__ = ["ALLOW", "PermissionPolicy", "Verdict"]
@@ -84,6 +86,8 @@ class PermissionPolicy:
                 return self._read(subject, call.paths)
             case "edit":
                 return self._write(subject, call.paths)
+            case "execute" if call.command is not None and call.leaves_sandbox is not None:
+                return self._unsandboxed(replace(subject, outside=True), call.command, call.leaves_sandbox)
             case "execute" if call.command is not None:
                 return self._command(subject, call.command)
             case "delegate":  # the sub-agent's own calls are each checked; only a deny rule stops it
@@ -160,6 +164,26 @@ class PermissionPolicy:
                 return self._found(what, rule_allows=True)
             why = f"no allow rule covers `{_shorten(missing[0])}`"
         return self._found(what, why=why, remember=remember, least_mode="yolo")
+
+    def _unsandboxed(self, subject: Subject, command: str, reason: str) -> Assessment:
+        """A command that asks to run outside the sandbox: judged as any command, but only an allow rule
+        meant for leaving the sandbox (``bash-unsandboxed(...)``) or the user's answer lets it run, and an
+        "always" answer stores exactly that command (R41, docs/permissions.md)."""
+        found = self._command(subject, command)
+        if found.denied_by is not None or found.doubted_by is not None:
+            return found
+        given = reason.strip() or "it gives no reason"
+        why = f"it asks to run OUTSIDE the sandbox: {_shorten(given)}"
+        exact = f"{subject.name}{UNSANDBOXED}({escape(command.strip())})"
+        return replace(
+            found,
+            what=f"{found.what} outside the sandbox",
+            mode_allows=False,
+            why=why,
+            remember=exact if found.remember is not None else None,  # None: no rule could allow it
+            least_mode=None,
+            leaves_sandbox=True,
+        )
 
     def _command_doubt(self, unsure: list[str], targets: list[Path], names: list[str]) -> str | None:
         """Why the command cannot be allowed by rules for its commands alone, or None."""

@@ -8,6 +8,11 @@ function tested as a table (tests/permissions/test_precedence.py). Nothing above
 by a layer below it: a hook's allow never runs a call a deny rule forbids, whatever the mode (yolo
 included), an "always" answer (an allow rule) or a sub-agent's type says.
 
+A call that asks to leave the sandbox (R41) runs only by an allow rule meant for that
+(``bash-unsandboxed(...)``) or the user's answer: no mode lets it out (yolo included), nor a hook's allow
+(a hook runs inside the sandbox itself, and must not be able to open it); deny rules and a hook's deny
+or ask hold as for any call.
+
 A deny rule that cannot be ruled out (a computed command name, a shell reading code from its input:
 ``shell``) stands with the deny rules: it refuses the call in yolo, where nobody is asked, and asks in the
 other modes; neither a hook nor an allow rule can let such a call run without the user's answer.
@@ -49,7 +54,9 @@ class Assessment(msgspec.Struct, frozen=True):
 
     ``denied_by``: the label of a deny rule that matches. ``doubted_by``: a deny rule ink cannot rule out,
     with why. ``rule_allows``: allow rules cover the whole call. ``mode_allows``: the mode and the tool's
-    kind let it run without a rule. ``why``/``remember``/``least_mode``: for the question when it asks."""
+    kind let it run without a rule. ``why``/``remember``/``least_mode``: for the question when it asks.
+    ``leaves_sandbox``: the call asks to run outside the sandbox, so only an allow rule or the user lets
+    it (the policy then says no mode allows it)."""
 
     what: str
     mode: PermissionMode
@@ -60,6 +67,7 @@ class Assessment(msgspec.Struct, frozen=True):
     why: str = ""
     remember: str | None = None
     least_mode: PermissionMode | None = None
+    leaves_sandbox: bool = False
 
 
 class HookRuling(msgspec.Struct, frozen=True):
@@ -82,13 +90,13 @@ def decide(found: Assessment, hook: HookRuling | None = None) -> Verdict:
         return Verdict("deny", found.what, reason or "a pre_tool hook refused it", by="hook")
     if doubt is not None:  # only the user's answer may run it: neither a hook nor an allow rule
         return Verdict("ask", found.what, doubt, by="deny rule")
-    if said == "allow":
+    if said == "allow" and not found.leaves_sandbox:
         return Verdict("allow", found.what, by="hook")
     if said == "ask":
         why = f"a pre_tool hook asks you: {reason}" if reason else "a pre_tool hook asks for your approval"
         return Verdict("ask", found.what, why, found.remember, by="hook")
     if found.rule_allows:
         return Verdict("allow", found.what, by="allow rule")
-    if found.mode_allows:
+    if found.mode_allows and not found.leaves_sandbox:
         return Verdict("allow", found.what, by="mode")
     return Verdict("ask", found.what, found.why, found.remember, found.least_mode, by="user")

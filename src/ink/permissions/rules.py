@@ -8,6 +8,7 @@
     edit(./notes.md)        ``./`` anchors it at the workspace root
     read(~/.ssh/**)         absolute and ``~`` patterns match outside the workspace too
     bash                    a bare tool name matches every call of that tool
+    bash-unsandboxed(npm publish *)   the same, for a call that asks to run outside the sandbox (R41)
 
 A rule's word is a tool's name, or a word for a kind of tool (``KIND_WORDS``): ``read`` covers every tool
 that reads or searches, ``edit`` (or ``write``) every tool that changes files, ``execute`` every tool that
@@ -19,6 +20,12 @@ out (``unjudged_deny``), so the call asks (refused in yolo) rather than slipping
 In command patterns ``*`` matches any text, spaces included; in path patterns ``*`` and ``?`` stay inside
 one path segment and ``**`` crosses segments. A backslash makes the next character literal (``\\*``).
 Relative path patterns only ever match files inside the workspace.
+
+A call that asks to leave the sandbox (``sandbox: false``) is covered by a rule whose word ends in
+``-unsandboxed`` as by the plain word, and by deny rules of either word: ``bash(rm *)`` denies ``rm``
+inside and outside, ``bash-unsandboxed`` alone denies leaving at all. An allow rule covers it only with
+the suffix: ``bash(npm publish)`` never lets a call out of the sandbox; ``bash-unsandboxed(npm publish)``
+lets ``npm publish`` run outside it, and inside too.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ KIND_WORDS: Mapping[str, frozenset[ToolKind]] = {
     "fetch": frozenset({"fetch"}),
 }
 MAX_TEMPLATE = 20_000  # characters of a command template checked against a pattern; longer: may match
+UNSANDBOXED = "-unsandboxed"  # the rule word's suffix for calls that leave the sandbox
 
 
 class Subject(msgspec.Struct, frozen=True):
@@ -53,6 +61,7 @@ class Subject(msgspec.Struct, frozen=True):
 
     name: str
     kind: ToolKind
+    outside: bool = False  # the call asks to run outside the sandbox
 
 
 FILE_CHANGE = Subject("", "edit")
@@ -83,7 +92,14 @@ class Rule(msgspec.Struct, frozen=True):
         return f"{self.text.text} ({self.text.where})"
 
     def covers(self, subject: Subject) -> bool:
-        return subject.name == self.text.tool or subject.kind in KIND_WORDS.get(self.text.tool, ())
+        word = self.text.tool
+        outside = word.endswith(UNSANDBOXED)
+        word = word.removesuffix(UNSANDBOXED)
+        if subject.name != word and subject.kind not in KIND_WORDS.get(word, ()):
+            return False
+        if self.text.effect == "allow":  # only a rule meant for it lets a call out of the sandbox
+            return outside or not subject.outside
+        return subject.outside or not outside  # a plain deny holds outside too
 
     @property
     def is_bare(self) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.ai.details import ExitStatus, JobReport, SandboxReport, ToolDetail
-from ink.sandbox import Sandbox, SandboxUnavailable, explain
+from ink.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable, explain
 from ink.tools.base import BaseTool, arg_str, error, get_bool, get_number, get_str, object_schema, shorten
 from ink.tools.jobs import JobRegistry
 from ink.tools.limits import MAX_OUTPUT_BYTES
@@ -33,6 +33,28 @@ the session. Do not add `&` to it.
 - Without it, background processes (`cmd &`) that keep the output open are stopped when the command \
 exits; `nohup`/`&` do not keep a process past the session either: use `background: true`.
 - Prefer the read, grep, glob and ls tools to cat, grep, find and ls."""
+LEAVE = {
+    "sandbox": {
+        "type": "boolean",
+        "description": "false: run this one command outside the sandbox; the user is asked first.",
+    },
+    "reason": {
+        "type": "string",
+        "description": "With sandbox: false: why it must run outside the sandbox (the user reads it).",
+    },
+}
+
+
+def sandbox_note(policy: SandboxPolicy) -> str:
+    """The description's line on the sandbox commands run in (R41)."""
+    writes = "the working directory and temporary folders" if policy.mode == "workspace-write" else "$TMPDIR"
+    network = "may reach the network" if policy.network else "cannot reach the network"
+    return (
+        f"\n- Commands run in a sandbox ({policy.mode}): they can write {writes} only, cannot read "
+        f"credentials, and {network}. A result ending in `[sandbox: denied. ...]` says what it refused. "
+        "Only when the task truly needs more, run that one command with `sandbox: false` and a `reason`: "
+        "the user is asked first, and where nobody can answer it is refused."
+    )
 
 
 class BashTool(BaseTool):
@@ -61,7 +83,15 @@ class BashTool(BaseTool):
     def describe(self, args: Mapping[str, Any]) -> CallDescription:
         command = arg_str(args, "command")
         where = "bash (background)" if args.get("background") is True else "bash"
-        return CallDescription(f"{where} {shorten(command or '')}", command=command)
+        if not self._leaves(args):
+            return CallDescription(f"{where} {shorten(command or '')}", command=command)
+        reason = arg_str(args, "reason") or ""
+        title = f"{where} (outside the sandbox) {shorten(command or '')}"
+        return CallDescription(title, command=command, leaves_sandbox=reason)
+
+    def _leaves(self, args: Mapping[str, Any]) -> bool:
+        """The call asks to run outside a sandbox there is (R41)."""
+        return args.get("sandbox") is False and self._sandbox is not None and self._sandbox.policy.active
 
     def __init__(
         self,
@@ -80,17 +110,23 @@ class BashTool(BaseTool):
         if jobs is None:
             properties = {k: v for k, v in self.parameters["properties"].items() if k != "background"}
             self.parameters = {**self.parameters, "properties": properties}
+        if sandbox is not None and sandbox.policy.active:  # the way out is offered where there is a way in
+            self.description = DESCRIPTION + sandbox_note(sandbox.policy)
+            self.parameters = object_schema({**self.parameters["properties"], **LEAVE}, ["command"])
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         command = get_str(args, "command")
         timeout = min(get_number(args, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
         if not command.strip():
             return ToolOutput("The command is empty.", is_error=True)
+        leaves = self._leaves(args)
+        if leaves and not ctx.unsandboxed:  # only the permission step lets a call out (R41)
+            return NOT_LET_OUT
         if get_bool(args, "background"):
-            return await self._start_job(command, ctx)
+            return await self._start_job(command, ctx, leaves)
         sandbox = self._sandbox
         try:
-            confinement = sandbox.confinement() if sandbox is not None else None
+            confinement = sandbox.confinement() if sandbox is not None and not leaves else None
             result = await run_shell(
                 command,
                 self._workspace.root,
@@ -113,16 +149,21 @@ class BashTool(BaseTool):
         if denial is not None and sandbox is not None:
             text += "\n" + explain(denial, sandbox.policy)
             details += (SandboxReport("denied", denial.kind, denial.target),)
+        if leaves:
+            text += "\n[ran outside the sandbox, as the user allowed]"
+            details += (SandboxReport("off"),)
         return ToolOutput(
             text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=details
         )
 
-    async def _start_job(self, command: str, ctx: ToolCallContext) -> ToolOutput:
-        """R43: the job runs in the sandbox like any command; the call returns once it runs."""
+    async def _start_job(self, command: str, ctx: ToolCallContext, leaves: bool) -> ToolOutput:
+        """R43: the job runs in the sandbox like any command (outside it when it asked and was let, R41);
+        the call returns once it runs."""
         if self._jobs is None:
             return error("Background jobs are not available here: run the command without background.")
         try:
-            confinement = self._sandbox.confinement() if self._sandbox is not None else None
+            sandbox = self._sandbox
+            confinement = sandbox.confinement() if sandbox is not None and not leaves else None
             job = await self._jobs.start(
                 command, self._workspace.root, confinement=confinement, tool_call_id=ctx.tool_call_id
             )
@@ -132,9 +173,17 @@ class BashTool(BaseTool):
         except OSError as exc:
             return ToolOutput(f"Cannot start the job in {self._workspace.root}: {exc}", is_error=True)
         text = JOB_STARTED.format(job=job.job_id, pid=job.pid)
-        return ToolOutput(text, details=(JobReport(job.job_id, job.pid or 0),))
+        if leaves:
+            text += "\n[it runs outside the sandbox, as the user allowed]"
+        outside = (SandboxReport("off"),) if leaves else ()
+        return ToolOutput(text, details=(JobReport(job.job_id, job.pid or 0), *outside))
 
 
+NOT_LET_OUT = ToolOutput(
+    "Not run: running outside the sandbox needs the user's leave, and this call did not get it.",
+    is_error=True,
+    details=(SandboxReport("error", target="not let out of the sandbox"),),
+)
 JOB_STARTED = """Started background job {job} (pid {pid}). It runs on, with everything it starts, until \
 it ends by itself, job_kill stops it, or the session ends; you will be told when it ends.
 Its output so far: job_output {{"jobId": "{job}"}}; its last lines: \

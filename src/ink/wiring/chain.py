@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ink.agent.tool import BeforeToolStep
 from ink.extend.command_limit import CommandToolLimit
+from ink.wiring.sandboxing import leave_check
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
@@ -26,6 +27,7 @@ def before_tool_chain(
     steps: list[BeforeToolStep | None] = [
         checkpoints.gate if checkpoints is not None else None,  # no file changes before its checkpoint
         limit,  # a custom command's allowed-tools (docs/commands.md)
+        leave_check,  # a call that asks to leave the sandbox says why (R41); the permission step asks
         hooks.before_tool if hooks is not None else None,  # pre_tool hooks: their answer, for the policy
         permission,  # weighs the hooks' answer with the rules and the mode (R37); asks the user
     ]

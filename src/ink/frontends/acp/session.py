@@ -233,7 +233,9 @@ class AcpSession(EventReducer):
     def _ask(self, event: ev.PermissionRequest) -> None:
         self._asked[event.request_id] = event.tool_call_id
         tool = self._tool(event.name)
-        params = updates.permission_request(self.id, event.tool_call_id, event.name, event.args, tool)
+        params = updates.permission_request(
+            self.id, event.tool_call_id, event.name, event.args, tool, event.reason or ""
+        )
         task = asyncio.ensure_future(self._ask_editor(event.request_id, params))
         self._asks.add(task)
         task.add_done_callback(self._asks.discard)

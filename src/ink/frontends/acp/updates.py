@@ -169,10 +169,13 @@ def bang_result(call_id: str, output: str, exit_code: int | None, interrupted: b
 
 
 def permission_request(
-    session_id: str, call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None
+    session_id: str, call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None, reason: str = ""
 ) -> Update:
-    """The params of ``session/request_permission`` for one call."""
+    """The params of ``session/request_permission`` for one call; ``reason``, why ink asks (a call that
+    leaves the sandbox says so, and why it wants to), follows what the call would change."""
     call = call_fields(call_id, name, args, tool) | {"status": "pending"}
+    if reason:
+        call["content"] = [*call.get("content", []), {"type": "content", "content": _text(reason)}]
     return {"sessionId": session_id, "toolCall": call, "options": [dict(o) for o in PERMISSION_OPTIONS]}
 
 

@@ -98,6 +98,7 @@ class Handlers:
             "provider": settings.provider,
             "steeringMode": controller.modes.steering,
             "followUpMode": controller.modes.follow_up,
+            "sandbox": self.app.sandbox.mode,  # what commands run in (R41): read-only|workspace-write|off
             "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
             "elicitationRequests": self._open_elicitations(),
             "usage": {"session": to_json(usage.session), "sessionCostUsd": usage.session_cost},

@@ -32,7 +32,14 @@ from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.notify import Notifier
 from ink.frontends.tui.paint import Painter
-from ink.frontends.tui.panels import QUEUE_ROWS, Status, live_fragments, queue_fragments, status_fragments
+from ink.frontends.tui.panels import (
+    QUEUE_ROWS,
+    Status,
+    live_fragments,
+    queue_fragments,
+    sandbox_label,
+    status_fragments,
+)
 from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.questionview import Asking, KeysState, QuestionPanel
 from ink.frontends.tui.rewind import RewindPicker
@@ -304,6 +311,7 @@ class TuiApp:
             cost if usage.session_cost != 0 else "",
             hint,
             settings.permission_mode,
+            sandbox_label(self._core.sandbox.mode),
         )
         return status_fragments(status, self._width())  # type: ignore[return-value]
 

@@ -152,6 +152,12 @@ class Status(msgspec.Struct, frozen=True):
     cost: str
     hint: str
     mode: str = ""  # the permission mode (Shift+Tab switches it)
+    sandbox: str = ""  # what commands run in (--sandbox; Shift+Tab leaves it alone)
+
+
+def sandbox_label(mode: str) -> str:
+    """``sandbox workspace-write``, ``sandbox read-only``, or ``no sandbox`` (R41): said even when off."""
+    return "no sandbox" if mode == "off" else f"sandbox {mode}"
 
 
 def fit_items(text: str, room: int, sep: str = " · ") -> str:
@@ -164,16 +170,17 @@ def fit_items(text: str, room: int, sep: str = " · ") -> str:
 
 
 def _fit_right(status: Status, room: int) -> str:
-    """Mode, model, cwd, tokens and cost; a long cwd is shortened from the left, then dropped; then
-    cost, tokens, model and mode go, in that order, until the rest fits."""
+    """Mode, model, sandbox, cwd, tokens and cost; a long cwd is shortened from the left, then dropped;
+    then cost, tokens, sandbox, model and mode go, in that order, until the rest fits."""
     cwd = status.cwd
     for _ in range(3):
-        right = " · ".join(x for x in (status.mode, status.model, cwd, status.tokens, status.cost) if x)
+        items = (status.mode, status.model, status.sandbox, cwd, status.tokens, status.cost)
+        right = " · ".join(x for x in items if x)
         if get_cwidth(right) <= room:
             return right
         parts = cwd.split("/")
         cwd = "…/" + "/".join(parts[-2:]) if len(parts) > 3 and not cwd.startswith("…") else ""
-    rest = " · ".join(x for x in (status.mode, status.model, status.tokens, status.cost) if x)
+    rest = " · ".join(x for x in (status.mode, status.model, status.sandbox, status.tokens, status.cost) if x)
     return fit_items(rest, room)
 
 
