@@ -101,7 +101,7 @@ def test_rpc_puts_a_servers_question_to_the_client_and_returns_its_answer(
     elicitation_response {id, action, content?}; content that does not fit is refused and the question
     stays open."""
     env = hostile_env(tmp_path)
-    fake_server.script(call("mcp__h__ask", {}), say("thanks"))
+    fake_server.script(call("mcp__h__ask", {}), say("thanks"), call("mcp__h__ask", {}), say("stopped"))
     flags = ["--base-url", fake_server.openai_base_url, "--no-session", "--permission-mode", "yolo"]
     with RpcClient.start(flags, env, tmp_path) as client:
         client.wait_event("notice", timeout=120)
@@ -121,5 +121,12 @@ def test_rpc_puts_a_servers_question_to_the_client_and_returns_its_answer(
         answered = [r for r in client.responses() if r.get("id") == asked["id"]]
         assert [r["ok"] for r in answered] == [False, True]
         client.wait_event("run_end", timeout=60)
+        at = client.mark()
+        client.ok("prompt", text="ask again")
+        again = client.wait_event("elicitation_request", after=at, timeout=60)
+        client.ok("abort")  # the question goes with the run it belonged to
+        client.wait_event("elicitation_resolved", id=again["id"], action="cancel", timeout=60)
+        assert client.wait_event("run_end", after=at, timeout=60)["stopReason"] == "aborted"
+        assert client.ok("get_state")["elicitationRequests"] == []
     result = fake_server.requests[1].tool_results()[-1][1]
     assert json.loads(result) == {"action": "accept", "content": {"color": "blue"}}

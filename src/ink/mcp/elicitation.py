@@ -162,6 +162,12 @@ class ElicitationBroker:
             self._emit(ElicitationResolved(question.id, answer["action"]))
         return answer
 
+    def cancel_all(self) -> None:
+        """Cancel every open question (the run whose tool call asked it has ended)."""
+        for _question, future in list(self._open.values()):
+            if not future.done():
+                future.set_result({"action": "cancel"})
+
     def answer(self, question_id: str, action: str, content: Any = None) -> None:
         """Raises ``BadAnswer`` (the question stays open when only the content did not fit)."""
         entry = self._open.get(question_id)

@@ -62,6 +62,12 @@ class McpPart(AppPart):
 
         if self.questions is None:
             self.questions = ElicitationBroker(app.controller.emit)
+            questions = self.questions
+            # a question belongs to the call that asked it: once its run ended (an interrupt included),
+            # nobody is waiting for the answer
+            app.controller.subscribe(
+                lambda event: questions.cancel_all() if event.type == "run_end" else None
+            )
         settings = app.settings
         approvals = McpApprovals(settings.ink_home)
         manager = McpManager(settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals)
