@@ -188,3 +188,36 @@ async def test_a_server_that_leaves_a_process_behind_is_ended_whole(tmp_path: Pa
     await manager.aclose()
     assert processes.entries == ()
     assert gone(sleeper) and all(gone(entry.pid) for entry in manager.spared())
+
+
+async def test_streamable_http_failures_fail_their_call_or_the_server_visibly(tmp_path: Path) -> None:
+    """Over HTTP: the session id and protocol version go with every message; a stream that is not
+    JSON or ends without the answer fails that call at once, an HTTP error fails its call with the
+    server's words, and a 404 for the session marks the server failed; closing deletes the session."""
+    from tests.mcp_tools.hostile_http import HostileHttp
+
+    with HostileHttp() as server:
+        manager = McpManager([McpServerSpec("h", url=server.url)], {}, tmp_path, ProcessRegistry())
+        await manager.start()
+        try:
+            updates: list[str] = []
+            tools = {t.name: t for t in manager.tools()}
+            ctx = ToolCallContext("c1", AbortSignal(), on_update=updates.append)
+            assert (await tools["mcp__h__echo"].run({"text": "hi"}, ctx)).output == "echo: hi"
+            assert updates == ["half way\n"]
+            bad = await asyncio.wait_for(run(manager, "not_json"), 30)
+            assert bad.is_error and "not JSON" in bad.output
+            silent = await asyncio.wait_for(run(manager, "no_answer"), 30)
+            assert silent.is_error and "ended its event stream without answering" in silent.output
+            failed = await asyncio.wait_for(run(manager, "fail"), 30)
+            assert failed.is_error and "HTTP 500" in failed.output and "the database is down" in failed.output
+            assert manager.statuses()[0].state == "ready"
+            expired = await asyncio.wait_for(run(manager, "expire"), 30)
+            assert expired.is_error and "ended the session (HTTP 404)" in expired.output
+            assert manager.statuses()[0].state == "failed"
+        finally:
+            await manager.aclose()
+        later = [s["headers"] for s in server.seen[1:]]
+        assert all(h.get("mcp-session-id") == "s1" for h in later)
+        assert all(h.get("mcp-protocol-version") == "2025-11-25" for h in later)
+        assert server.deleted

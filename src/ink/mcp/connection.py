@@ -32,7 +32,7 @@ from ink.config.errors import ConfigError
 from ink.config.mcp import McpServerSpec, expand
 from ink.mcp.listing import read_prompts, read_resources, read_tools
 from ink.mcp.model import RemotePrompt, RemoteResource, RemoteTool, ServerState
-from ink.mcp.rpc import ConnectionLost, Progress, RemoteError, RequestTimeout, RpcSession
+from ink.mcp.rpc import ConnectionLost, Progress, RemoteError, RequestTimeout, RpcSession, SendFailed
 from ink.mcp.stdio import INHERITED_ENV, StdioTransport
 from ink.mcp.wire import BadMessage
 from ink.tools.processes import ProcessEntry, ProcessRegistry
@@ -213,6 +213,8 @@ class ServerConnection:
         except RemoteError as exc:
             said = printable(exc.message[:2000])
             raise CallFailed(f"the MCP server {self.name} answered: {said}") from None
+        except SendFailed as exc:
+            raise CallFailed(f"the call to the MCP server {self.name} failed: {exc}") from None
         except RequestTimeout:
             raise CallFailed(
                 f"the MCP server {self.name} neither answered nor reported progress within {timeout:g} s "
@@ -268,7 +270,7 @@ class ServerConnection:
             self._stale.discard(kind)
             try:
                 await self._read_list(kind, LIST_TIMEOUT)
-            except (RemoteError, RequestTimeout, ConnectionLost, ConnectionError, OSError) as exc:
+            except (RemoteError, RequestTimeout, ConnectionLost, SendFailed, OSError) as exc:
                 log.warning("MCP server %s: reading its %s again failed: %s", self.name, kind, exc)
                 return
             self._host.changed(self.name)

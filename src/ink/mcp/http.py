@@ -26,6 +26,7 @@ from ink.agent.tasks import Tasks
 from ink.ai.http1 import HttpClient, HttpError, Response
 from ink.ai.printable import printable
 from ink.ai.sse import LineTooLong, SseParser
+from ink.mcp.rpc import ConnectionLost, SendFailed
 from ink.mcp.stdio import Deliver, Lost, Unreadable
 from ink.mcp.wire import MAX_MESSAGE_BYTES, BadMessage, decode, encode
 
@@ -62,13 +63,14 @@ class HttpTransport:
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """POST one message. A request's answer is delivered when it arrives (a stream is read in the
-        background). Raises ``ConnectionError`` (with the reason) when the message was not accepted."""
+        background). Raises ``SendFailed`` (with the reason) when the message was not accepted, and
+        ``ConnectionLost`` when the server ended the session."""
         headers = self._headers_for("application/json, text/event-stream")
         headers["content-type"] = "application/json"
         try:
             response = await self._client.send("POST", self._url, headers=headers, content=encode(message))
         except HttpError as exc:
-            raise ConnectionError(f"cannot reach {self._url}: {exc}") from None
+            raise SendFailed(f"cannot reach {self._url}: {exc}") from None
         request_id = message.get("id") if "method" in message else None
         try:
             await self._accepted(response, message)
@@ -86,11 +88,11 @@ class HttpTransport:
         """Checks the status; remembers the session a server names in its answer to ``initialize``."""
         if response.status == 404 and self._session is not None:
             self._lose("the server ended the session (HTTP 404)")
-            raise ConnectionError("the server ended the session (HTTP 404)")
+            raise ConnectionLost("the server ended the session (HTTP 404)")
         if response.status >= 400:
             body = (await response.read(ERROR_BODY)).decode("utf-8", "replace").strip()
             said = f": {printable(body[:300])}" if body else ""
-            raise ConnectionError(f"the server answered HTTP {response.status} {response.reason}{said}")
+            raise SendFailed(f"the server answered HTTP {response.status} {response.reason}{said}")
         if message.get("method") == "initialize":
             self._session = response.headers.get("mcp-session-id") or None
 
@@ -98,7 +100,7 @@ class HttpTransport:
         try:
             body = await response.read(MAX_MESSAGE_BYTES + 1)
         except HttpError as exc:
-            raise ConnectionError(f"the answer broke off: {exc}") from None
+            raise SendFailed(f"the answer broke off: {exc}") from None
         finally:
             response.close()
         if len(body) > MAX_MESSAGE_BYTES:

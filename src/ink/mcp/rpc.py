@@ -49,6 +49,11 @@ class ConnectionLost(Exception):
     """The server can no longer answer (it exited, its connection broke, it sent what cannot be read)."""
 
 
+class SendFailed(Exception):
+    """This message could not be delivered (an HTTP error status, the server unreachable this time): the
+    request fails with the reason; the connection itself may still be good."""
+
+
 class RequestTimeout(Exception):
     """No answer, and no progress, within the request's timeout."""
 
@@ -230,5 +235,5 @@ async def _quietly(work: Coroutine[Any, Any, None]) -> None:
     """Background work toward a server that may be gone: its failure is logged, never raised."""
     try:
         await work
-    except (ConnectionLost, OSError) as exc:
+    except (ConnectionLost, SendFailed, OSError) as exc:
         log.debug("MCP background send failed: %s", exc)
