@@ -35,6 +35,7 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
         env: dict[str, str] | None = None,
         rows: int = ROWS,
         columns: int = COLUMNS,
+        shell: bool = False,
     ) -> InkTerminal:
         env = ink_env(tmp_path, TERM="xterm-256color", **(env or {}))
         if config:
@@ -49,7 +50,7 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
             "--permission-mode",
             permission_mode,
         ]
-        terminal = InkTerminal([*base, *args], env, project, rows, columns)
+        terminal = InkTerminal([*base, *args], env, project, rows, columns, shell=shell)
         started.append(terminal)
         if wait_ready:
             terminal.wait_text(f"ink {__version__} · ")  # the banner

@@ -7,6 +7,7 @@ wait for what the screen shows (``wait_for``), never for time to pass.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -32,18 +33,36 @@ class _Screen(pyte.HistoryScreen):
 
 
 class InkTerminal:
+    """``shell``: ink is started by an interactive bash in the terminal (job control: Ctrl+Z, ``fg``)."""
+
     def __init__(
-        self, args: list[str], env: dict[str, str], cwd: Path, rows: int = ROWS, columns: int = COLUMNS
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        rows: int = ROWS,
+        columns: int = COLUMNS,
+        *,
+        shell: bool = False,
     ) -> None:
         self.rows, self.columns = rows, columns
         self.raw = bytearray()
-        self.child = pexpect.spawn(
-            INK[0], [*INK[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, columns), echo=False
-        )
+        if shell:
+            self.child = pexpect.spawn(
+                "bash", ["--norc", "--noprofile", "-i"], env=env | {"PS1": "$ "}, cwd=str(cwd),
+                dimensions=(rows, columns), echo=False,
+            )  # fmt: skip
+        else:
+            self.child = pexpect.spawn(
+                INK[0], [*INK[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, columns), echo=False
+            )
         self.child.delaybeforesend = None  # pexpect sleeps 50 ms before every send by default
         self.screen = _Screen(columns, rows, lambda data: self.child.send(data.encode()))
         self.stream = pyte.ByteStream(self.screen)
         self.arrivals: list[tuple[float, int]] = []  # (time, len(raw) after the read), for latency checks
+        if shell:
+            self.wait_text("$")
+            self.send(shlex.join([*INK, *args]) + "\r")
 
     # -- reading --------------------------------------------------------------------------------------
 

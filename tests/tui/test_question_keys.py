@@ -202,7 +202,7 @@ class Player:
         tui = self.tui
         await until(lambda: bool(tui.view.questions), "the question")
         request_id = tui.view.questions[0].request_id
-        await until(lambda: request_id in tui.focus._painted, "the question drawn")
+        await until(lambda: tui.questions.focus.painted_at(request_id) is not None, "the question drawn")
         self.shown_at = self.clock.now
 
     def expect(self, action: Action) -> None:

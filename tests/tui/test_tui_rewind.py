@@ -126,3 +126,39 @@ def test_an_interrupted_run_names_the_files_it_changed_and_esc_esc_rewinds_them(
     ink.wait_text("⟲ rewound to just before “slow work”")
     assert not (project / "made.txt").exists()
     ink.wait_for(lambda: ink.editor_text() == "slow work", what="the input back in the editor")
+
+
+def test_the_list_says_what_was_typed_offers_no_cut_input_and_the_rewind_line_comes_first(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    """Issue 30: the list showed the attachment envelope (<attached path=…>) of a prompt with a mention
+    and offered inputs an earlier rewind had cut; "inputs put back" printed before the "rewound" line."""
+    (project / "notes.txt").write_text("some notes\n")
+    fake_server.script(say("First."), say("Second."), say("Third."))
+    ink = start_ink()
+    ink.type_line("read @notes.txt")
+    ink.wait_text("First.")
+    ink.type_line("second input")
+    ink.wait_text("Second.")
+    ink.type_line("third input")
+    ink.wait_text("Third.")
+    ink.wait_text("○ idle")
+    ink.type_line("/rewind")
+    ink.wait_text("rewind to just before")
+    listed = "\n".join(line for line in ink.lines() if " ago" in line)  # the list's rows
+    assert "<attached" not in listed and "read @notes.txt" in listed and "third input" in listed
+    ink.send("\x1b[B")  # Down: "second input"
+    ink.wait_for(lambda: any(line.startswith("› second input") for line in ink.lines()), what="chosen")
+    ink.send("c")  # the conversation only
+    ink.wait_printed("⟲ rewound to just before “second input”", whole_line=False)
+    ink.wait_for(lambda: ink.editor_text() == "second input\n\nthird input", what="the inputs back")
+    shown = ink.scrollback()
+    rewound = next(i for i, line in enumerate(shown) if "⟲ rewound" in line)
+    put_back = next(i for i, line in enumerate(shown) if "put back in the editor" in line)
+    assert rewound < put_back
+    ink.send("\x03")  # Ctrl+C, idle: the input cleared
+    ink.wait_for(lambda: ink.input_line() == "›", what="the editor emptied")
+    ink.type_line("/rewind")
+    ink.wait_text("rewind to just before")
+    listed = "\n".join(line for line in ink.lines() if " ago" in line)  # the list's rows
+    assert "read @notes.txt" in listed and "second input" not in listed and "third input" not in listed

@@ -9,7 +9,7 @@ from typing import Any
 
 import psutil
 
-from tests.fakeserver import FakeModelServer, Reply, say, tool_call
+from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.tui.conftest import StartInk
 from tests.tui.terminal import InkTerminal
 from tests.waiting import wait_for_file
@@ -90,3 +90,32 @@ def test_agents_without_any_running_says_so(start_ink: StartInk) -> None:
     ink.wait_text("no sub-agent is running")
     ink.type_line("/agents stop")
     ink.wait_text("no sub-agent picked: name one by number (/agents lists them) or ctrl+t")
+
+
+def test_a_sub_agents_question_names_it_and_its_picked_reply_streams_in_view(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    """Issue 30: the question named a raw call id, the approved call printed untagged in the main flow,
+    the task call said "running" while the question waited, and a picked sub-agent's text never showed."""
+    gate = Gate()
+
+    def answer(request: Any) -> Reply:
+        if request.system.startswith("You are ink"):  # the main agent
+            return say("All reported.") if request.tool_results() else Reply([task("t1", "job A")])
+        if not request.tool_results():
+            return Reply([tool_call("bash", {"command": "echo sub > sub-ran"}, id="s1")])
+        return Reply([text("Looking at the results line by line"), gate, text(" and done.")])
+
+    fake_server.responder = answer
+    ink = start_ink(permission_mode="ask")
+    ink.type_line("delegate it")
+    ink.wait_text("allow bash? ([1] general)")
+    ink.wait_for(lambda: "general: job A · waiting for your answer" in ink.text(), what="the task call waits")
+    ink.answer("y")
+    ink.wait_printed("[1] general: bash echo sub > sub-ran: allowed once")
+    wait_for_file(project / "sub-ran")
+    ink.wait_for(lambda: "writing" in nested_line(ink, "job A"), what="the sub-agent writing")
+    ink.send(CTRL_T)
+    ink.wait_text("Looking at the results line by line")  # its reply, under its open line
+    gate.open()
+    ink.wait_text("All reported.")

@@ -23,8 +23,9 @@ from ink.ai.messages import AssistantBlock, AssistantMessage, TextBlock, ToolCal
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.editor import merge_restored
 from ink.frontends.tui.paint import Painter
-from ink.frontends.tui.panels import live_fragments, queue_fragments, wrap_tail
+from ink.frontends.tui.panels import live_fragments, queue_fragments
 from ink.frontends.tui.view import EventView
+from ink.frontends.tui.wrapping import wrap_tail
 from ink.run.events import (
     AbortReceipt,
     BangEnd,

@@ -22,6 +22,9 @@ class UsageTotals:
         """``session``/``session_cost``: what a resumed session had used before (``LoadedSession``)."""
         self.session = replace(session or Usage(), cost_usd=session_cost)
         self.run = Usage()
+        # What the priced calls of the session cost, when some call's price is unknown (the session's
+        # cost is then None): a switch from an unpriced model to a priced one still counts.
+        self.known_cost = session_cost or 0.0
 
     @property
     def session_cost(self) -> float | None:
@@ -42,6 +45,8 @@ class UsageTotals:
         usage = priced(usage, model)
         self.run += usage
         self.session += usage
+        self.known_cost += usage.cost_usd or 0.0
 
     def new_session(self) -> None:
         self.session = Usage()
+        self.known_cost = 0.0

@@ -49,9 +49,13 @@ class WriteTool(BaseTool):
         if not given:
             return CallDescription("write ?")
         paths = written_paths(self._workspace, given)
-        shown = str(self._workspace.resolve(given))
-        preview = () if content is None else (FileDiff(shown, current_text(paths[0]), content),)
-        return CallDescription(f"write {given}", paths, preview=preview)
+        if content is None:
+            return CallDescription(f"write {given}", paths)
+        path = self._workspace.resolve(given)
+        before = current_text(paths[0])
+        shown = self._workspace.display(path, given)  # named as the result's diff will name it
+        preview = file_diff(str(path), before, content, unified_diff(before or "", content, shown))
+        return CallDescription(f"write {given}", paths, preview=(preview,))
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")

@@ -21,10 +21,12 @@ from prompt_toolkit.key_binding import merge_key_bindings
 
 from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import find_tool
+from ink.frontends.tui.asking import QuestionKeys
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
 from ink.frontends.tui.completion import build_completer
 from ink.frontends.tui.editor import replace_text, restore_into
+from ink.frontends.tui.external_editor import edit_in_editor
 from ink.frontends.tui.history import prompt_history
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
@@ -40,15 +42,15 @@ from ink.frontends.tui.panels import (
     sandbox_label,
     status_fragments,
 )
+from ink.frontends.tui.pastes import Pastes
 from ink.frontends.tui.question import QuestionFocus
-from ink.frontends.tui.questionview import Asking, KeysState, QuestionPanel
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
+from ink.frontends.tui.typeahead import split_typed
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
-from ink.run.permissions import UnknownRequest
-from ink.vocabulary import Answer, InputMode
+from ink.vocabulary import InputMode
 from ink.wiring import App
 from ink.wiring.mcp_part import mcp_of
 
@@ -77,8 +79,6 @@ class TuiApp:
         if (mcp := mcp_of(core)) is not None:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, lambda name: find_tool(core.controller.setup.tools, name))
-        self.focus = QuestionFocus(core.settings.question_delay, clock)
-        self._question_panel = QuestionPanel()
         self.painter = Painter(color=color)
         self.buffer = Buffer(
             multiline=True,
@@ -88,12 +88,17 @@ class TuiApp:
         )
         self.buffer.on_text_changed += lambda _buffer: self._text_changed()
         self._pulled_mode: InputMode | None = None  # the mode of a queued input taken back with Up
+        self.pastes = Pastes()
         self._dirty = asyncio.Event()
+        focus = QuestionFocus(core.settings.question_delay, clock)
+        self.questions = QuestionKeys(
+            self._view, focus, lambda: self.controller.permissions, self.buffer, self._dirty.set
+        )
         self._quit_armed = False
         self._aborting = False
         self._exited = False
         self._unsent: list[str] = []  # input handed back after the UI closed: printed at the end
-        self.rewind = RewindPicker(core, self._say, self._dirty.set, clock)
+        self.rewind = RewindPicker(core, self._say, self._dirty.set, clock, self._view.hold_notes)
         self.app: Application[int] = Application(
             layout=build_layout(
                 self.buffer,
@@ -101,12 +106,14 @@ class TuiApp:
                 question=self._question,
                 queue=self._queue,
                 status=self._status,
-                has_question=self.has_question,
+                has_question=self.questions.has_question,
                 has_queue=lambda: bool(self._view.queue),
                 picker=lambda: self.rewind.fragments(self._width()),  # type: ignore[arg-type,return-value]
                 has_picker=lambda: self.rewind.is_open,
             ),
-            key_bindings=merge_key_bindings([build_key_bindings(self), rewind_key_bindings(self.rewind)]),
+            key_bindings=merge_key_bindings(
+                [build_key_bindings(self, self.questions), rewind_key_bindings(self.rewind)]
+            ),
             style=STYLE,
             full_screen=False,
             erase_when_done=True,
@@ -120,7 +127,7 @@ class TuiApp:
         self._notifier = Notifier(core.settings.notify, self._write, core.tasks.spawn, clock)  # R46
         self.app.key_processor.before_key_press += lambda _processor: self._notifier.key_pressed()
         # The pause a question's hand-over waits for is measured from every key the app handles.
-        self.app.key_processor.after_key_press += lambda _processor: self.focus.key_pressed()
+        self.app.key_processor.after_key_press += lambda _processor: focus.key_pressed()
         self._unsubscribe = self.controller.subscribe(self._on_event)
 
     @property
@@ -133,13 +140,22 @@ class TuiApp:
 
     # -- running ----------------------------------------------------------------------------------
 
-    async def run(self, first_prompt: str | None = None, banner: list[Block] | None = None) -> int:
-        """Run until the user quits; returns 0, or the status ``quit`` was given (143 on SIGTERM)."""
+    async def run(
+        self, first_prompt: str | None = None, banner: list[Block] | None = None, typed: str = ""
+    ) -> int:
+        """Run until the user quits; returns 0, or the status ``quit`` was given (143 on SIGTERM).
+        ``typed``: what was typed before the UI was up (``typeahead``): its lines are sent as Enter
+        would send them, its unended rest waits in the editor."""
         if banner:
             self._view.print(*banner)
             self._dirty.set()
         if first_prompt:
             self.controller.submit(first_prompt)
+        lines, rest = split_typed(typed)
+        for line in lines:
+            replace_text(self.buffer, line)
+            self.submit("steer")
+        replace_text(self.buffer, rest)
         painter = asyncio.ensure_future(self._paint_loop())
         try:
             status = await self.app.run_async(handle_sigint=True)
@@ -178,7 +194,7 @@ class TuiApp:
             self._aborting = False
         restored = event.restored_input if isinstance(event, RunEnd | InputRestored) else ()
         if restored:
-            texts = [r.text for r in restored]
+            texts = [self._view.typed.get(r.input_id, r.text) for r in restored]  # as typed
             if self._exited:
                 self._unsent.extend(texts)
             else:
@@ -249,36 +265,9 @@ class TuiApp:
         rows = max(2, size.rows - editor - queue - question - 4)  # the rule, the status line, one spare
         return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
 
-    def _question_rows(self) -> int:
-        """Half the screen; all of it but the input and the status once Ctrl+O expanded the question."""
-        rows = self.app.output.get_size().rows
-        if self.focus.expanded and self.focus.answering is not None:
-            editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
-            return max(3, rows - editor - 4)  # the rule, the status line, one spare
-        return max(3, rows // 2)
-
     def _question(self) -> StyleAndTextTuples:
-        questions = self._view.questions
-        if not questions:
-            return []
-        first = questions[0]
-        self.focus.painted(first.request_id)
-        self.focus.forget({q.request_id for q in questions})
-        wait = self.focus.wait_left(first.request_id)
-        keys: KeysState = "answering" if self.focus.holds_keyboard(first.request_id) else "wait"
-        if keys == "wait" and wait <= 0:
-            keys = "ready"
-        asking = Asking(
-            first,
-            self._view.described(first),
-            len(questions) - 1,
-            keys,
-            wait,
-            bool(self.buffer.text),
-            self.focus.scroll,
-        )
-        fragments, self.focus.scroll = self._question_panel.draw(asking, self._width(), self._question_rows())
-        return fragments  # type: ignore[return-value]
+        rows = self.questions.rows_for(self.app.output.get_size().rows)
+        return self.questions.fragments(self._width(), rows)  # type: ignore[return-value]
 
     def _queue(self) -> StyleAndTextTuples:
         return queue_fragments(self._view.queue, self._width())  # type: ignore[return-value]
@@ -289,10 +278,14 @@ class TuiApp:
             state = "aborting"
         view, usage, settings = self._view, self._core.usage, self._core.settings
         activity = view.activity if state != "idle" else ""
-        answering = self.question_has_keyboard()
+        answering = self.questions.question_has_keyboard()
         hint = HINTS["armed" if self._quit_armed else "answering" if answering else state]
         if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
             hint = HINTS["pulled-follow-up"]
+        completing = self.buffer.complete_state
+        chosen = completing.current_completion if completing is not None else None
+        if chosen is not None and chosen.display_meta_text:  # Tab: what the name in the editor does
+            hint = f"{chosen.text} · {chosen.display_meta_text}"
         picked = view.sub_agents.running.get(view.sub_agents.selected or "")
         if picked is not None and not view.questions and not self._quit_armed:
             hint = f"{picked.label()} picked: /agents steer TEXT · /agents stop · ctrl+t next"
@@ -300,7 +293,9 @@ class TuiApp:
         prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
         mark = {"estimated": "~", "missing": "≥"}.get(used.accuracy or "", "")  # not the service's count
         tokens = f"{mark}{_count(prompt)} in · {_count(used.output_tokens)} out"
-        cost = "" if usage.session_cost is None else f"${usage.session_cost:.2f}"
+        cost = f"${usage.session_cost:.2f}" if usage.session_cost is not None else ""
+        if usage.session_cost is None and usage.known_cost:  # some calls of a model without prices
+            cost = f"≥${usage.known_cost:.2f}"
         status = Status(
             state,
             activity,
@@ -317,37 +312,6 @@ class TuiApp:
 
     # -- keys (KeyActions) ------------------------------------------------------------------------
 
-    def has_question(self) -> bool:
-        return bool(self._view.questions)
-
-    def _shown_question(self) -> str | None:
-        return self._view.questions[0].request_id if self._view.questions else None
-
-    def question_has_keyboard(self) -> bool:
-        return self.focus.holds_keyboard(self._shown_question())
-
-    def can_hand_over(self) -> bool:
-        shown = self._shown_question()
-        return shown is not None and self.focus.can_take(shown)
-
-    def hand_over(self, expanded: bool) -> None:
-        """R38: the question takes the keyboard (Tab, Ctrl+O) only after a pause in typing."""
-        shown = self._shown_question()
-        if shown is not None and self.focus.can_take(shown):
-            self.focus.take(shown, expanded=expanded)
-            self._dirty.set()
-
-    def take_back(self, typed: str = "") -> None:
-        """The keyboard back to the editor; ``typed`` (a key or a paste that gave it back) goes there."""
-        self.focus.give_back()
-        if typed:
-            self.buffer.insert_text(typed)
-        self._dirty.set()
-
-    def scroll_question(self, rows: int) -> None:
-        self.focus.scroll = max(0, self.focus.scroll + rows)  # the panel keeps it within the body
-        self._dirty.set()
-
     def can_pull_queued(self) -> bool:
         return self.controller.state == "running" and not self.buffer.text and bool(self.controller.queue())
 
@@ -357,18 +321,31 @@ class TuiApp:
             return
         if mode == "steer" and self._pulled_mode is not None:  # Enter keeps the mode it was queued with
             mode = self._pulled_mode
-        self.buffer.reset(append_to_history=True)
+        self._clear_input(text)
         if is_command(text.strip()):
-            run_command(self, text.strip(), mode)
+            run_command(self, self.pastes.expand(text.strip()), mode, typed=text.strip())
         else:
             self._send(text[1:] if text.startswith("//") else text, mode)
         self._dirty.set()
 
+    def _clear_input(self, text: str) -> None:
+        """The editor emptied, ``text`` kept in the history as it was sent (a paste's text, not its
+        placeholder: the placeholder means nothing in another session)."""
+        if self.pastes.holds(text):
+            self.buffer.history.append_string(self.pastes.expand(text))
+            self.buffer.reset()
+        else:
+            self.buffer.reset(append_to_history=True)
+
     def _send(self, text: str, mode: InputMode) -> None:
         """``@path`` mentions go with the prompt (their text or listing, an image as image content), and
-        so does an image's pasted path; what cannot go is said."""
+        so does an image's pasted path; what cannot go is said. A paste's placeholder goes as its text;
+        the scrollback shows it as typed."""
         attached = self._attach(text)
-        self.controller.submit(attached.prompt, mode, attached.images)
+        prompt = self.pastes.expand(attached.prompt)
+        submitted = self.controller.submit(prompt, mode, attached.images)
+        if prompt != attached.prompt:
+            self._view.typed[submitted.input_id] = text
 
     def _attach(self, text: str) -> Attached:
         settings = self._core.settings
@@ -401,9 +378,36 @@ class TuiApp:
         self._view.changes += 1
         self._dirty.set()
 
+    def suspend(self) -> None:
+        """Ctrl+Z: ink stops as a shell job does (SIGTSTP to its process group, after putting the
+        terminal back); ``fg`` resumes it and the screen is drawn again. What runs goes on meanwhile in
+        its own processes; ink's own work waits until it is resumed."""
+        self.app.suspend_to_background()
+
     def edit_in_editor(self) -> None:
-        """Ctrl+G: the input opens in $VISUAL/$EDITOR; what is saved there comes back into the input."""
-        self.buffer.open_in_editor(validate_and_handle=False)
+        """Ctrl+G: the input opens in $VISUAL/$EDITOR (pastes as their text); what is saved there comes
+        back into the input."""
+        self._core.tasks.spawn(edit_in_editor(self.buffer, self.pastes.expand(self.buffer.text)), "ctrl+g")
+
+    def paste(self, text: str) -> None:
+        """A paste goes into the editor; a long one as a placeholder (``pastes``)."""
+        self.buffer.insert_text(self.pastes.hold(text.replace("\r\n", "\n").replace("\r", "\n")))
+
+    def placeholder_before_cursor(self) -> bool:
+        return self.pastes.ending(self.buffer.document.text_before_cursor) is not None
+
+    def delete_placeholder(self) -> None:
+        """Backspace right after a paste's placeholder takes the whole of it away."""
+        placeholder = self.pastes.ending(self.buffer.document.text_before_cursor)
+        if placeholder is not None:
+            self.buffer.delete_before_cursor(len(placeholder))
+
+    def _expand_pastes(self) -> bool:
+        text = self.buffer.text
+        if not self.pastes.holds(text):
+            return False
+        replace_text(self.buffer, self.pastes.expand(text))
+        return True
 
     def redirect(self) -> None:
         """R24: abort the current work and run the input next, with what was done kept in the history."""
@@ -413,25 +417,28 @@ class TuiApp:
         elif self.controller.state == "idle" or is_command(text.strip()):
             self.submit("steer")
         else:
-            self.buffer.reset(append_to_history=True)
+            self._clear_input(text)
             self._aborting = True
             attached = self._attach(text)
-            self.controller.interrupt_with(attached.prompt, attached.images)
+            prompt = self.pastes.expand(attached.prompt)
+            submitted = self.controller.interrupt_with(prompt, attached.images)
+            if prompt != attached.prompt:
+                self._view.typed[submitted.input_id] = text
         self._dirty.set()
 
     def escape(self) -> None:
         """Esc interrupts the run; Esc Esc on an empty input, once idle, opens the rewind picker (an Esc
         that interrupted is not the first of the two). With a question shown, Esc interrupts the run
         too, and the call is not executed (R38); a question with no run to stop is denied."""
-        self.focus.give_back()
+        self.questions.focus.give_back()
         if self.controller.abort("user"):
             self.rewind.escape_pressed(input_empty=False)
             self._aborting = True
             self._dirty.set()
             return
-        shown = self._shown_question()
+        shown = self.questions.shown()
         if shown is not None:
-            self._resolve(shown, "deny")
+            self.questions.resolve(shown, "deny")
             return
         self.rewind.escape_pressed(input_empty=not self.buffer.text)
 
@@ -462,37 +469,21 @@ class TuiApp:
             self.controller.cancel_queued(last.input_id)
         except QueueError:  # taken by the run in the meantime: it is no longer in the queue to edit
             return
-        replace_text(self.buffer, last.text)
+        replace_text(self.buffer, self._view.typed.get(last.input_id, last.text))
         self._pulled_mode = last.mode
 
     def expand(self) -> None:
         """Ctrl+O: with a question shown, hand it the keyboard and show it whole (again: back to half
         the screen); else the next folded output, whole."""
-        if self._view.questions:
-            if self.question_has_keyboard():
-                self.focus.expanded = not self.focus.expanded
-            else:
-                self.hand_over(expanded=True)
+        if self.questions.has_question():
+            self.questions.expand()
+            return
+        if self._expand_pastes():  # the input holds a paste's placeholder: its text, to edit
             self._dirty.set()
             return
         if not self._view.expand_next():
             self._view.print(Block("info", "nothing folded to expand"))
         self._dirty.set()
-
-    def answer(self, answer: Answer) -> None:
-        """Only the question holding the keyboard is answered (R38); the keyboard goes back either way."""
-        shown = self._shown_question()
-        held = self.focus.holds_keyboard(shown)
-        self.focus.give_back()
-        self._dirty.set()
-        if shown is not None and held:
-            self._resolve(shown, answer)
-
-    def _resolve(self, request_id: str, answer: Answer) -> None:
-        try:
-            self.controller.permissions.answer(request_id, answer)
-        except UnknownRequest:  # answered meanwhile (a timeout, an abort): its resolution is on its way
-            pass
 
     def _text_changed(self) -> None:
         self._quit_armed = False

@@ -17,6 +17,7 @@ Kind: TypeAlias = Literal[
     "user",  # an input that entered the history (R31)
     "tool",  # one line: a tool call that ended
     "output",  # a tool's or a shell command's output, folded
+    "listing",  # TERM<TAB>WHAT lines, as two columns (/help, /agents, ...)
     "diff",  # an edit's unified diff, coloured
     "bang",  # ``$ command`` of a bang line
     "info",  # dim notes: a retry, a permission answer, command output

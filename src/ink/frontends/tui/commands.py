@@ -48,17 +48,20 @@ def is_command(text: str) -> bool:
     return text.startswith("/") and not text.startswith("//")
 
 
-def run_command(host: CommandHost, line: str, mode: InputMode = "steer") -> None:
+def run_command(host: CommandHost, line: str, mode: InputMode = "steer", typed: str | None = None) -> None:
     """Run one ``/command args`` line: a built-in one, else a custom one (its prompt is submitted with
-    ``mode``). Unknown commands and bad arguments print a one-line error."""
+    ``mode``; the scrollback shows ``typed``, the line as the user typed it, not the expansion).
+    Unknown commands and bad arguments print a one-line error."""
     name, _, args = line[1:].strip().partition(" ")
     command = COMMANDS.get(name.lower())
     if command is None and host.core.commands.expand(line, COMMANDS) is not None:
-        host.core.submit(line, mode, reserved=COMMANDS)
+        submitted = host.core.submit(line, mode, reserved=COMMANDS)
+        host.view.typed[submitted.input_id] = typed or line
         return
     part = mcp_of(host.core)
     if command is None and part is not None and part.names_prompt(line):
-        host.core.submit(line, mode)  # an MCP prompt: fetched from its server as the input is taken
+        submitted = host.core.submit(line, mode)  # an MCP prompt: fetched as the input is taken
+        host.view.typed[submitted.input_id] = typed or line
         return
     if command is None:
         say(host, f"unknown command /{name}: /help lists them (text starting with /: write //)", "error")
@@ -71,18 +74,18 @@ def say(host: CommandHost, text: str, kind: str = "info") -> None:
 
 
 def help_text() -> str:
-    width = max(len(k) for k, _ in KEYS)
-    keys = [f"  {key:<{width}}  {what}" for key, what in KEYS]
-    cmds = [f"  {c.usage:<24}  {c.help}" for c in COMMANDS.values()]
+    """The keys and commands as a listing (``TERM<TAB>WHAT`` rows under headings)."""
+    keys = [f"{key}\t{what}" for key, what in KEYS]
+    cmds = [f"{c.usage}\t{c.help}" for c in COMMANDS.values()]
     shell = "A line starting with ! runs in the shell."
     return "\n".join(["Keys:", *keys, "", "Commands:", *cmds, "", shell])
 
 
 def _help(host: CommandHost, args: str) -> None:
     custom = host.core.commands.commands.values()
-    lines = [f"  {_usage(c):<24}  {c.summary}" for c in custom if c.name not in COMMANDS]
+    lines = [f"{_usage(c)}\t{c.summary}" for c in custom if c.name not in COMMANDS]
     more = ["", "Custom commands (.ink/commands/, $INK_HOME/commands/):", *lines] if lines else []
-    host.view.print(Block("output", "\n".join([help_text(), *more])))
+    host.view.print(Block("listing", "\n".join([help_text(), *more])))
 
 
 def _usage(command: CustomCommand) -> str:

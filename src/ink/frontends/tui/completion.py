@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, merge_completers
 from prompt_toolkit.document import Document
 
@@ -60,11 +59,3 @@ def session_choices(core: App) -> list[tuple[str, str]]:
         return []
     found = core.sessions.sessions(core.settings.cwd)
     return [(info.id[:8], f"{info.message_count} messages") for info in found]
-
-
-def complete_slash(buffer: Buffer) -> None:
-    """The Tab key: the next completion when completing already, else start with the first one."""
-    if buffer.complete_state is not None:
-        buffer.complete_next()
-    else:
-        buffer.start_completion(select_first=True)

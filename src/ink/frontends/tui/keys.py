@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Always, Condition, Filter
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
@@ -19,22 +20,36 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send; while a run goes on, queue it as a steer (taken before the next model call)"),
     ("Alt+Enter", "queue as a follow-up (taken when the model would stop)"),
     ("Ctrl+J", "new line"),
-    ("Esc", "interrupt the run at once: the model stream and tools stop, queued inputs come back here"),
-    ("", "with a permission question shown too: the call is not executed (the question ends with the run)"),
+    (
+        "Esc",
+        "interrupt the run at once: the model stream and tools stop, queued inputs come back here; with a "
+        "permission question shown too (the call is not executed)",
+    ),
     ("Esc Esc", "on an empty input: rewind files and/or conversation to before an earlier input"),
-    ("Ctrl+C", "running: interrupt; again while it stops: quit at once (exit 130)"),
-    ("", "idle: clear the input; twice on an empty input: quit"),
+    (
+        "Ctrl+C",
+        "running: interrupt; again while it stops: quit at once (exit 130). Idle: clear the input; twice "
+        "on an empty input: quit",
+    ),
     ("Ctrl+R", "interrupt and redirect: stop the current work and send the input now"),
     ("Up", "on an empty input while a run goes on: take the last queued input back to edit it"),
     ("Ctrl+O", "show a folded output whole, with the call it belongs to; again: the one before"),
     ("Ctrl+D", "quit (on an empty input)"),
+    ("Ctrl+Z", "suspend ink to the shell; fg brings it back"),
     ("Tab", "complete: a command's name after /, its argument (/model, /resume), a path after @"),
     ("Shift+Tab", "switch the permission mode: ask -> accept-edits -> yolo (shown in the status line)"),
     ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
     ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
-    ("Up (history)", "idle, empty input: earlier prompts of this project; with text: those starting so"),
-    ("Tab / Ctrl+O", "a permission question shown: hand it the keyboard (Tab on an empty input; Ctrl+O"),
-    ("", "also shows it whole), once typing has paused 0.5 s; typed text, Enter, paste never answer"),
+    (
+        "Up (history)",
+        "idle, on an empty input: the earlier prompts of this project; with text typed: the earlier "
+        "prompts that start with it",
+    ),
+    (
+        "Tab / Ctrl+O",
+        "a permission question shown: hand it the keyboard (Tab on an empty input; Ctrl+O also shows it "
+        "whole), once typing has paused 0.5 s; typed text, Enter and paste never answer it",
+    ),
     ("y / a / n", "the question has the keyboard: allow once / always allow (shows the rule) / deny"),
     ("↑ ↓ PgUp PgDn", "the question has the keyboard: scroll what it asks about; Tab: back to the input"),
 )
@@ -51,10 +66,8 @@ SCROLL_KEYS: tuple[tuple[str, int], ...] = (
 )
 
 
-class KeyActions(Protocol):
-    """What the keys do; the TUI app implements it."""
-
-    def has_question(self) -> bool: ...
+class QuestionActions(Protocol):
+    """What the permission question's keys do (``asking.QuestionKeys``)."""
 
     def question_has_keyboard(self) -> bool: ...
 
@@ -65,6 +78,12 @@ class KeyActions(Protocol):
     def take_back(self, typed: str = "") -> None: ...
 
     def scroll_question(self, rows: int) -> None: ...
+
+    def answer(self, answer: Answer) -> None: ...
+
+
+class KeyActions(Protocol):
+    """What the other keys do; the TUI app implements it."""
 
     def can_pull_queued(self) -> bool: ...
 
@@ -82,8 +101,6 @@ class KeyActions(Protocol):
 
     def expand(self) -> None: ...
 
-    def answer(self, answer: Answer) -> None: ...
-
     def cycle_mode(self) -> None: ...
 
     def edit_in_editor(self) -> None: ...
@@ -92,16 +109,24 @@ class KeyActions(Protocol):
 
     def pick_sub_agent(self) -> None: ...
 
+    def suspend(self) -> None: ...
 
-def build_key_bindings(actions: KeyActions) -> KeyBindings:
+    def paste(self, text: str) -> None: ...
+
+    def placeholder_before_cursor(self) -> bool: ...
+
+    def delete_placeholder(self) -> None: ...
+
+
+def build_key_bindings(actions: KeyActions, question: QuestionActions) -> KeyBindings:
     """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
 
     A permission question never takes the keyboard by itself (R38, ``question``): keys type into the
     editor as usual until a deliberate hand-over (Tab on an empty input, Ctrl+O) after a pause.
     """
     kb = KeyBindings()
-    answering = Condition(actions.question_has_keyboard)
-    _question_keys(kb, actions, answering)
+    answering = Condition(question.question_has_keyboard)
+    _question_keys(kb, question, answering)
 
     def bind(*keys: str | Keys, run: Callable[[], None], when: Filter = ALWAYS) -> None:
         kb.add(*keys, filter=when)(lambda _event: run())
@@ -116,6 +141,13 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
     bind("c-o", run=actions.expand)
     bind("s-tab", run=actions.cycle_mode, when=~answering)
     bind("c-g", run=actions.edit_in_editor, when=~answering)
+    bind("c-z", run=actions.suspend)  # as in a shell: the job stops, `fg` brings it back
+    bind("backspace", run=actions.delete_placeholder, when=Condition(actions.placeholder_before_cursor))
+
+    @kb.add(Keys.BracketedPaste, filter=~answering)
+    def _paste(event: KeyPressEvent) -> None:
+        actions.paste(event.data)
+
     sub_agents = Condition(actions.has_sub_agents)
     bind("c-t", run=actions.pick_sub_agent, when=~answering & sub_agents)  # else: transpose
 
@@ -125,12 +157,10 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
 
     @kb.add("tab", filter=~answering)
     def _complete(event: KeyPressEvent) -> None:
-        if not event.current_buffer.text and actions.can_hand_over():
-            actions.hand_over(expanded=False)
+        if not event.current_buffer.text and question.can_hand_over():
+            question.hand_over(expanded=False)
             return
-        from ink.frontends.tui.completion import complete_slash
-
-        complete_slash(event.current_buffer)
+        _complete_next(event.current_buffer)
 
     @kb.add("c-d", filter=~answering)
     def _quit(event: KeyPressEvent) -> None:
@@ -142,7 +172,7 @@ def build_key_bindings(actions: KeyActions) -> KeyBindings:
     return kb
 
 
-def _question_keys(kb: KeyBindings, actions: KeyActions, answering: Filter) -> None:
+def _question_keys(kb: KeyBindings, actions: QuestionActions, answering: Filter) -> None:
     """While the question holds the keyboard (after a hand-over): y/a/n answer, the scroll keys move
     its preview, Tab gives the keyboard back; any other printable key or a paste gives it back *and*
     goes into the editor (never lost, never an answer). Enter and Alt+Enter do nothing there. Keys
@@ -167,9 +197,18 @@ def _question_keys(kb: KeyBindings, actions: KeyActions, answering: Filter) -> N
         kb.add(key, filter=answering)(partial(_scroll, actions, rows))
 
 
-def _answer(actions: KeyActions, answer: Answer, event: KeyPressEvent) -> None:
+def _complete_next(buffer: Buffer) -> None:
+    """Tab: the next completion when completing already, else start with the first one (the status
+    line shows what the one in the editor does)."""
+    if buffer.complete_state is not None:
+        buffer.complete_next()
+    else:
+        buffer.start_completion(select_first=True)
+
+
+def _answer(actions: QuestionActions, answer: Answer, event: KeyPressEvent) -> None:
     actions.answer(answer)
 
 
-def _scroll(actions: KeyActions, rows: int, event: KeyPressEvent) -> None:
+def _scroll(actions: QuestionActions, rows: int, event: KeyPressEvent) -> None:
     actions.scroll_question(rows)

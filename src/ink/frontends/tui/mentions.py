@@ -128,11 +128,11 @@ def typed_part(prompt: str) -> str:
     return prompt.split(SECTION, 1)[0]
 
 
-def shown_prompt(prompt: str) -> str:
-    """What the scrollback shows of a prompt: as typed, and how many mentions went with it."""
-    typed = typed_part(prompt)
+def shown_prompt(prompt: str, typed: str | None = None) -> str:
+    """What the scrollback shows of a prompt: as typed (``typed``, when the prompt sent is not what was
+    typed: a custom command's expansion, a paste's placeholder), and how many mentions went with it."""
     count = prompt.count(SECTION)
-    return typed + (f"  (+{count} attached)" if count else "")
+    return (typed_part(prompt) if typed is None else typed) + (f"  (+{count} attached)" if count else "")
 
 
 def _file_text(path: Path) -> str | None:

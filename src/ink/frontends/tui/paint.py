@@ -11,6 +11,7 @@ line separates two blocks of a reply.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -23,10 +24,12 @@ from rich.text import Text
 
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.diffs import DiffLine, diff_lines
+from ink.frontends.tui.wrapping import width_of, wrap_chars, wrap_words
 
 CODE_THEME = "monokai"
 _PADDING = re.compile(r" +\n")  # rich pads lines to the width with plain spaces: useless bytes
-_EDGE_BLANKS = re.compile(r"^(?:(?:\x1b\[[0-9;]*m)*\n)+|(?:\n(?:\x1b\[[0-9;]*m)*)+$")  # blank rows
+# Rows that show nothing (spaces and colour codes only: a table's empty edge rows) at a block's ends.
+_EDGE_BLANKS = re.compile(r"^(?:(?:\x1b\[[0-9;]*m| )*\n)+|(?:\n(?:\x1b\[[0-9;]*m| )*)+$")
 KIND_STYLES = {
     "thinking": "dim italic",
     "user": "bold",
@@ -93,7 +96,7 @@ class Painter:
             if self._gap_before(block):
                 out.append("\n")
             with console.capture() as capture:
-                console.print(self._renderable(block), crop=False)
+                console.print(self._renderable(block, console.width), crop=False)
             text = _PADDING.sub("\n", capture.get())
             if block.kind == "markdown":
                 text = _EDGE_BLANKS.sub("", text) + "\n"
@@ -110,19 +113,24 @@ class Painter:
             return True
         return GROUPS.get(block.kind, "note") != GROUPS.get(last.kind, "note")
 
-    def _renderable(self, block: Block) -> TightMarkdown | Text:
+    def _renderable(self, block: Block, width: int) -> TightMarkdown | Text:
+        """Markdown and diffs are wrapped by rich; every other kind is wrapped here, at spaces, each row
+        keeping its line's indentation (a wrapped output line stays under its block, a /help row under
+        its description), so nothing falls back to column 0."""
+        if block.kind == "listing":  # its tabs are its columns: sanitised piece by piece
+            return Text(listing_rows(block.text, width), style=TONE_STYLES.get(block.tone, ""))
         text = sanitize(block.text)  # whatever made the block, no escape sequence reaches the terminal
         if block.kind == "markdown":
             return TightMarkdown(text, code_theme=CODE_THEME, hyperlinks=False)
         if block.kind == "diff":
             return diff_text(text)
         if block.kind == "user":
-            return _user(text)
+            return _user(text, width)
         if block.kind == "tool":
-            return _tool_line(text, block.tone)
-        if block.kind == "output":
-            return _indented(text, TONE_STYLES.get(block.tone, ""))
-        return Text(text, style=TONE_STYLES.get(block.tone) or KIND_STYLES.get(block.kind, ""))
+            return _tool_line(text, block.tone, width)
+        style = TONE_STYLES.get(block.tone) or KIND_STYLES.get(block.kind, "")
+        indent = "  " if block.kind == "output" else ""
+        return Text("\n".join(_rows(text, width, indent)), style=style)
 
 
 def diff_text(diff: str) -> Text:
@@ -159,23 +167,62 @@ def _token_style(theme: SyntaxTheme, token: Any) -> Style:
     return Style(color=found.color, bold=found.bold, italic=found.italic, underline=found.underline)
 
 
-def _user(text: str) -> Text:
-    out = Text()
-    for i, line in enumerate(text.split("\n")):
-        out.append(("› " if i == 0 else "  ") + line + "\n", style="bold")
-    out.rstrip()
-    return out
+def _rows(text: str, width: int, indent: str = "") -> list[str]:
+    return [row for line in text.split("\n") for row in wrap_words(indent + line, width)]
 
 
-def _tool_line(text: str, tone: str) -> Text:
-    """``✓ bash ls · 0.3s``: the mark in the tone's colour, the tool's name bold; all red on an error."""
+def _user(text: str, width: int) -> Text:
+    rows = _rows(text, width, "  ")
+    rows[0] = "› " + rows[0][2:]
+    return Text("\n".join(rows), style="bold")
+
+
+def _tool_line(text: str, tone: str, width: int) -> Text:
+    """``✓ bash ls · 0.3s``: the mark in the tone's colour, the tool's name bold; all red on an error. A
+    line wider than the terminal loses the end of the call's summary, never its state."""
     mark, _, rest = text.partition(" ")
-    line = Text(mark + " ", style=TONE_STYLES.get(tone, ""))
     name, _, detail = rest.partition(" ")
+    detail = _fit_detail(f"{mark} {name} ", detail, width)
+    line = Text(mark + " ", style=TONE_STYLES.get(tone, ""))
     line.append(name, style="bold red" if tone == "error" else "bold")
     line.append(" " + detail if detail else "", style="red" if tone == "error" else "")
     return line
 
 
-def _indented(text: str, style: str) -> Text:
-    return Text("\n".join("  " + line for line in text.split("\n")), style=style)
+def _fit_detail(head: str, detail: str, width: int) -> str:
+    """``detail`` (``summary · state``) cut in the summary so that ``head + detail`` fits ``width``."""
+    room = width - width_of(head)
+    if width_of(detail) <= room:
+        return detail
+    summary, sep, state = detail.rpartition(" · ")
+    if not sep or width_of(state) + 4 > room:
+        return wrap_chars(detail, max(1, room - 1))[0] + "…"
+    kept = wrap_chars(summary, max(1, room - width_of(state) - 4))[0]
+    return f"{kept}… · {state}"
+
+
+def listing_rows(text: str, width: int) -> str:
+    """A two-column listing (``TERM<TAB>WHAT`` lines; a line without a tab is a heading): under each
+    heading the terms in a column, each description wrapped beside its term and under itself. Below 60
+    columns, or for a term wider than a third of the row, the description goes under its term."""
+    entries = [[sanitize(piece) for piece in line.split("\t", 1)] for line in text.split("\n")]
+    rows: list[str] = []
+    column = 0
+    for i, entry in enumerate(entries):
+        if len(entry) == 1:
+            rows.extend(wrap_words(entry[0], width))
+            column = 0
+            continue
+        if column == 0:  # the first entry under a heading: the column fits this group's terms
+            group = [e[0] for e in itertools.takewhile(lambda e: len(e) == 2, entries[i:])]
+            column = min(max(width_of(t) for t in group), width // 3)
+        rows.extend(_listing_entry(entry[0], entry[1], column, width))
+    return "\n".join(rows)
+
+
+def _listing_entry(term: str, what: str, column: int, width: int) -> list[str]:
+    if width < 60 or width_of(term) > column:
+        return [f"  {term}", *wrap_words(f"      {what}", width)]
+    described = wrap_words(" " * (column + 4) + what, width)
+    first = f"  {term}{' ' * (column - width_of(term))}  " + described[0].lstrip(" ")
+    return [first, *described[1:]]

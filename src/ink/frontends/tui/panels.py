@@ -15,7 +15,7 @@ from prompt_toolkit.utils import get_cwidth
 from ink.frontends.tui.blocks import sanitize
 from ink.frontends.tui.subagents import sub_agent_rows
 from ink.frontends.tui.view import ActiveTool, EventView
-from ink.frontends.tui.wrapping import wrap_chars
+from ink.frontends.tui.wrapping import wrap_tail
 from ink.run.events import QueuedInput
 
 Fragments = list[tuple[str, str]]
@@ -28,32 +28,12 @@ SUB_AGENT_ROWS = 4  # finished calls shown under the picked sub-agent
 MODE_LABELS = {"steer": "steer", "follow_up": "follow-up"}
 
 
-def wrap_tail(lines: Sequence[str], width: int, max_rows: int) -> list[str]:
-    """The last ``max_rows`` screen rows of ``lines`` wrapped at ``width`` columns."""
-    width = max(1, width)
-    rows: list[str] = []
-    for line in reversed(lines):
-        wrapped = _wrap_tail(line.replace("\t", "    "), width, max_rows - len(rows))
-        rows[:0] = wrapped
-        if len(rows) >= max_rows:
-            break
-    return rows
-
-
-def _wrap_tail(line: str, width: int, keep: int) -> list[str]:
-    """The last ``keep`` rows of ``line`` wrapped: a long ASCII line is cut without wrapping all of it."""
-    if line.isascii():
-        total = max(1, -(-len(line) // width))
-        start = max(0, total - keep) * width
-        return [line[i : i + width] for i in range(start, len(line), width)] or [""]
-    return wrap_chars(line, width)[-keep:]
-
-
 def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fragments:
     """Thinking (dim), the unfinished text block (raw), then one line per active tool, each with the
     last lines of its output under it while it runs."""
     tools = list(view.tools.values())[-max(1, max_rows // 2) :]
-    asking = {q.tool_call_id for q in view.questions}
+    # a call waits for an answer when its question is open, or its sub-agent's (R7): never "running"
+    asking = {q.tool_call_id for q in view.questions} | {q.source.id for q in view.questions if q.source}
     printing = [t for t in tools if t.output and t.status != "queued"]
     per_tool = min(OUTPUT_ROWS, max(0, max_rows - len(tools) - 1) // max(1, len(printing)))
     tails = {t.call_id: output_tail(t.output, width, per_tool) for t in printing}

@@ -40,6 +40,10 @@ class QuestionFocus:
         """Called when the question is drawn; only the first call counts."""
         self._painted.setdefault(request_id, self._clock())
 
+    def painted_at(self, request_id: str) -> float | None:
+        """When the question was first drawn (None: not yet)."""
+        return self._painted.get(request_id)
+
     def key_pressed(self) -> None:
         """Called after every key the app handles (not after a terminal's answer to a query)."""
         self._last_key = self._clock()

@@ -45,6 +45,7 @@ class Asking(msgspec.Struct, frozen=True):
     wait: float = 0.0
     typing: bool = False
     scroll: int = 0
+    asker: str = ""  # the sub-agent that asks, as its line names it ("[1] general")
 
 
 class QuestionPanel:
@@ -65,7 +66,7 @@ class QuestionPanel:
     def draw(self, asking: Asking, width: int, max_rows: int) -> tuple[Fragments, int]:
         """The panel in at most ``max_rows`` rows (fewer when the body is short), and the scroll
         position used (``asking.scroll`` kept within the body)."""
-        head = _title_rows(asking.question, width)
+        head = _title_rows(asking.question, asking.asker, width)
         hint = [] if asking.keys == "answering" else [_hint_row(asking, width)]  # the status line's then
         tail = [*_keys_rows(asking, width), *_rule_rows(asking.question, width), *hint]
         body = self.body_rows(asking, width)
@@ -114,10 +115,12 @@ def diff_rows(diff: str, width: int) -> list[Fragments]:
     return rows
 
 
-def _title_rows(question: PermissionRequest, width: int) -> list[Fragments]:
-    """``allow bash?`` (who asks, how many wait) and why ink asks, wrapped at spaces, never cut."""
-    asker = f" (sub-agent {question.source.agent} {question.source.id})" if question.source else ""
-    title = f"allow {question.name}?{asker}"
+def _title_rows(question: PermissionRequest, asker: str, width: int) -> list[Fragments]:
+    """``allow bash?`` (who asks: a sub-agent by its line's name) and why ink asks, wrapped at spaces,
+    never cut."""
+    if question.source is not None and not asker:
+        asker = f"sub-agent {question.source.agent}"
+    title = f"allow {question.name}?" + (f" ({asker})" if asker else "")
     reason = sanitize(question.reason or "")
     words = wrap_words(f"{title}  {reason}" if reason else title, width)
     rows: list[Fragments] = []

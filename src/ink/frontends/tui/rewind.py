@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
 
+from ink.ai.messages import Message, UserMessage
 from ink.checkpoints.keeper import Checkpoint
 from ink.frontends.tui.blocks import Block, plural, sanitize
+from ink.frontends.tui.mentions import typed_part
 from ink.rewind import ChangedOutside, RewindError, RewindResult, SessionCheckpoints, ago, one_line
 from ink.wiring import App
 
@@ -42,8 +44,10 @@ class RewindPicker:
         say: Callable[[Block], None],
         changed: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        hold_notes: Callable[[bool], None] = lambda _hold: None,
     ) -> None:
         self._core, self._say, self._changed, self._clock = core, say, changed, clock
+        self._hold_notes = hold_notes  # the inputs put back are told after the rewind's own line
         self.entries: list[Checkpoint] = []
         self.selected = 0
         self.confirming: tuple[Choice, tuple[str, ...]] | None = None  # files changed outside ink
@@ -75,7 +79,7 @@ class RewindPicker:
 
     async def _open(self, part: SessionCheckpoints) -> None:
         await part.settled()
-        self.entries = list(reversed(part.checkpoints()))
+        self.entries = list(reversed(_offered(part.checkpoints(), self._core.controller.history.messages)))
         if not self.entries:
             self._say(Block("info", "nothing to rewind to yet: a checkpoint is taken before each input"))
             return
@@ -124,9 +128,16 @@ class RewindPicker:
             self.close()
             return
         self.close()
+        self._hold_notes(True)
         task.add_done_callback(lambda done: self._finished(choice, done))
 
     def _finished(self, choice: Choice, task: asyncio.Future[RewindResult]) -> None:
+        try:
+            self._report(choice, task)
+        finally:
+            self._hold_notes(False)
+
+    def _report(self, choice: Choice, task: asyncio.Future[RewindResult]) -> None:
         if task.cancelled():
             return
         problem = task.exception()
@@ -197,8 +208,18 @@ def key_bindings(picker: RewindPicker) -> KeyBindings:
     return kb
 
 
+def _offered(checkpoints: list[Checkpoint], messages: Sequence[Message]) -> list[Checkpoint]:
+    """The checkpoints worth offering: an input still in the conversation, one older than all of it
+    (compacted away: its files can still go back), a rewind's own; not an input an earlier rewind cut
+    off (it is gone from the conversation, and its text came back to the editor then)."""
+    kept = {m.input_id for m in messages if isinstance(m, UserMessage) and m.input_id is not None}
+    times = [c.time for c in checkpoints if c.input_id in kept]
+    oldest = min(times, default=float("inf"))
+    return [c for c in checkpoints if c.kind == "rewind" or c.input_id in kept or c.time < oldest]
+
+
 def done_text(choice: Choice, result: RewindResult) -> str:
-    parts = [f"⟲ rewound to just before “{one_line(choice.checkpoint.text, 60)}”"]
+    parts = [f"⟲ rewound to just before “{one_line(typed_part(choice.checkpoint.text), 60)}”"]
     if choice.files:
         parts.append(f"{plural(len(result.written), 'file')} restored, {len(result.removed)} removed")
     if choice.conversation:
@@ -217,5 +238,5 @@ def _line(entry: Checkpoint, width: int) -> str:
         changed = f"  · {plural(len(files), 'file')}: {shown}"
     else:
         changed = "  · no files changed"
-    text = one_line(entry.text, max(10, width - len(changed)))
+    text = one_line(typed_part(entry.text), max(10, width - len(changed)))  # no attachments' text
     return sanitize(text + changed)[:width]

@@ -25,9 +25,12 @@ from ink.agent.events import (
     ToolStart,
 )
 from ink.frontends.tui.blocks import Block, plural, sanitize
+from ink.frontends.tui.wrapping import wrap_tail
 from ink.run.events import PermissionRequest, PermissionResolved, RunEvent
 
 LOG_LINES = 200  # finished tool calls kept per sub-agent (the fold shows them when it ends)
+TEXT_TAIL = 4000  # characters of its reply kept for the picked line
+TEXT_ROWS = 3  # rows of that reply shown under the picked line
 
 
 class SubAgentLine(msgspec.Struct):
@@ -40,6 +43,7 @@ class SubAgentLine(msgspec.Struct):
     tokens: int = 0  # tokens its model calls used
     stopping: bool = False
     log: list[str] = msgspec.field(default_factory=list)  # "✓ read a.py", newest last
+    text: str = ""  # the tail of the reply it is writing (shown while it is picked)
     calls: dict[str, str] = msgspec.field(default_factory=dict)  # its running calls: id -> summary
 
     def label(self) -> str:
@@ -73,10 +77,12 @@ class SubAgentLines:
             self.running[source.id] = line
         match event:
             case MessageStart():
+                line.text = ""
                 self._doing(line, "waiting for the model")
             case ThinkingDeltaEvent():
                 self._doing(line, "thinking")
-            case TextDeltaEvent():
+            case TextDeltaEvent(text=text):
+                line.text = (line.text + text)[-TEXT_TAIL:]
                 self._doing(line, "writing")
             case MessageEnd(usage=usage):
                 line.tokens += usage.context_tokens
@@ -133,14 +139,19 @@ def summary_block(line: SubAgentLine) -> Block:
 
 
 def sub_agent_rows(line: SubAgentLine, selected: bool, width: int, now: float, log_rows: int) -> list[str]:
-    """The nested line of one sub-agent, and when it is picked, its last ``log_rows`` tool calls."""
+    """The nested line of one sub-agent, and when it is picked, the last rows of the reply it is writing
+    and its last ``log_rows`` tool calls."""
     mark = "▸" if selected else "└"
     seconds = max(0.0, now - line.since)
     tools = f" · {plural(line.tools, 'tool')}" if line.tools else ""
     text = f"  {mark} {line.label()} · {sanitize(line.activity)} {seconds:.0f}s{tools}"
     rows = [_cut(text, width)]
-    if selected:
-        rows += [_cut(f"      {sanitize(entry)}", width) for entry in line.log[-log_rows:] if log_rows > 0]
+    if selected and log_rows > 0:  # the rows it has: its reply first (what it does now), then its calls
+        writing = [sanitize(row) for row in line.text.rstrip("\n").split("\n")[-TEXT_ROWS:] if line.text]
+        shown = wrap_tail(writing, max(1, width - 6), min(TEXT_ROWS, log_rows)) if writing else []
+        calls = log_rows - len(shown)
+        rows += [_cut(f"      {sanitize(entry)}", width) for entry in (line.log[-calls:] if calls else [])]
+        rows += [f"      {row}" for row in shown]
     return rows
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ink.config import Invocation, Settings
 from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.typeahead import read_typed_ahead
 from ink.wiring import App, SessionChoice, hard_exit, open_app
 
 EXIT_USAGE, EXIT_FORCED, EXIT_TERMINATED = 2, 130, 143
@@ -56,7 +57,8 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
         try:
             with patch_stdout(raw=True), _logs_to_proxy():
                 loop.add_signal_handler(signal.SIGTERM, tui.quit, EXIT_TERMINATED)
-                status = await tui.run(prompt, banner=_banner(core, choice))
+                typed = read_typed_ahead(sys.stdin.fileno())  # while ink started: kept, Enter sends
+                status = await tui.run(prompt, banner=_banner(core, choice), typed=typed)
         finally:
             # The UI is gone: Ctrl+C now comes as SIGINT while a run is being stopped.
             loop.add_signal_handler(signal.SIGINT, core.controller.interrupt)

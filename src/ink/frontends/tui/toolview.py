@@ -81,8 +81,10 @@ def unified(diff: FileDiff) -> str:
         return ""
     before = (diff.before or "").splitlines()
     after = diff.after.splitlines()
-    old = "/dev/null" if diff.before is None else f"a/{diff.path}"
-    return "\n".join(difflib.unified_diff(before, after, old, f"b/{diff.path}", n=3, lineterm=""))
+    name = diff.path  # an absolute path is shown as it is, never as "b//home/..."
+    old, new = (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
+    old = "/dev/null" if diff.before is None else old
+    return "\n".join(difflib.unified_diff(before, after, old, new, n=3, lineterm=""))
 
 
 def _diff_blocks(diffs: Sequence[FileDiff], keep: int) -> tuple[list[Block], Block | None]:

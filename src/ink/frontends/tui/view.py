@@ -76,6 +76,8 @@ class EventView(EventReducer):
         self.sub_agents = SubAgentLines(clock, self._summary)
         self._summaries: dict[str, str] = {}
         self._inputs_in_run = 0
+        self._held: list[Block] | None = None  # notes held back while a rewind runs
+        self.typed: dict[str, str] = {}  # input id -> what the user typed, when other than what was sent
         self.changes = 0  # bumped on every change: the app redraws when it moved
 
     # -- the app's side ---------------------------------------------------------------------------
@@ -173,16 +175,26 @@ class EventView(EventReducer):
     def input_taken(self, event: ev.InputTaken) -> None:
         for taken in event.inputs:
             label = "" if self._inputs_in_run == 0 else LABELS[event.mode]
-            self._printed.append(Block("user", label + sanitize(shown_prompt(taken.text))))
+            typed = self.typed.get(taken.input_id)
+            self._printed.append(Block("user", label + sanitize(shown_prompt(taken.text, typed))))
             self._inputs_in_run += 1
 
     def queue_update(self, event: ev.QueueUpdate) -> None:
-        self.queue = event.queue
+        self.queue = tuple(replace(q, text=self.typed.get(q.input_id, q.text)) for q in event.queue)
 
     def input_restored(self, event: ev.InputRestored) -> None:
         # Queued input, or input a conversation rewind took back after it was sent: "input", not "queued".
-        note = _restored_note(len(event.restored_input), "input")
-        self._printed.append(Block("info", note, "dim"))
+        note = Block("info", _restored_note(len(event.restored_input), "input"), "dim")
+        if self._held is not None:  # a rewind says what it did first, then what came back
+            self._held.append(note)
+        else:
+            self._printed.append(note)
+
+    def hold_notes(self, hold: bool) -> None:
+        """While a rewind runs, the notes of inputs it puts back wait until its own line is printed."""
+        held, self._held = self._held, [] if hold else None
+        if not hold and held:
+            self.print(*held)
 
     def bang_start(self, event: ev.BangStart) -> None:
         self._printed.append(Block("bang", f"$ {sanitize(event.command)}"))
@@ -205,6 +217,14 @@ class EventView(EventReducer):
         self._printed.append(Block("info", note))
         self._doing(f"retrying in {delay:.1f}s")
 
+    def asker(self, question: ev.PermissionRequest) -> str:
+        """The sub-agent a question comes from, as its nested line names it (``[1] general``); "" for the
+        main agent's."""
+        if question.source is None:
+            return ""
+        line = self.sub_agents.running.get(question.source.id)
+        return line.label() if line is not None else f"sub-agent {question.source.agent}"
+
     def described(self, question: ev.PermissionRequest) -> CallDescription:
         """The call a question is about, as its tool described it when the question came."""
         return self._asked.get(question.request_id) or CallDescription(question.name)
@@ -222,6 +242,8 @@ class EventView(EventReducer):
         if asked is None:
             return
         shown = summary(self.described(asked))
+        asker = self.asker(asked)  # a sub-agent's call is named with its agent: it is not the main flow's
+        shown = f"{asker}: {shown}" if asker else shown
         self._asked.pop(request_id, None)
         allowed = decision in ALLOWING
         tone: Tone = "dim" if allowed else "interrupted"
@@ -230,6 +252,9 @@ class EventView(EventReducer):
         if allowed and tool is not None:
             self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
         if self.questions:
+            return
+        if asked.source is not None:  # the main agent still waits for its task call
+            self._doing("running tools")
             return
         running = [t for t in self.tools.values() if t.status == "running"]
         after = "running tools" if running else "waiting for the model"

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prompt_toolkit.utils import get_cwidth
 
 
@@ -57,3 +59,23 @@ def wrap_words(line: str, width: int) -> list[str]:
         row, started = indent + pieces[-1], True
     rows.append(row)
     return rows
+
+
+def wrap_tail(lines: Sequence[str], width: int, max_rows: int) -> list[str]:
+    """The last ``max_rows`` screen rows of ``lines`` wrapped at ``width`` columns."""
+    width = max(1, width)
+    rows: list[str] = []
+    for line in reversed(lines):
+        wrapped = _wrap_tail(line.replace("\t", "    "), width, max_rows - len(rows))
+        rows[:0] = wrapped
+        if len(rows) >= max_rows:
+            break
+    return rows
+
+
+def _wrap_tail(line: str, width: int, keep: int) -> list[str]:
+    """The last ``keep`` rows of ``line`` wrapped at its spaces, as the printed block will be: a long
+    line is wrapped from a little before its last rows, never whole (the live area is redrawn often)."""
+    start = max(0, len(line) - (keep + 2) * width * 2)
+    start -= start % width  # a line without spaces is cut at the same columns as when wrapped whole
+    return wrap_words(line[start:], width)[-keep:]
