@@ -28,8 +28,3 @@ def tool_name(server: str, tool: str) -> str:
     digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_SUFFIX]
     return f"{cleaned[: MAX_NAME - _SUFFIX - 1]}_{digest}"
 
-
-def unique_names(server: str, tools: list[str]) -> dict[str, str]:
-    """``{model name: real name}`` for one server's tools. Two real names that clean to the same text
-    ("a.b" and "a_b") are told apart: the one that changed gets the hash suffix."""
-    return {tool_name(server, tool): tool for tool in tools}
