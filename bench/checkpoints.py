@@ -28,11 +28,11 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-from msgspec.structs import replace
 from tests.fakeserver import FakeModelServer, Reply, call, pause, say, tool_call
 
 from bench.run_control import controller_for, wait_event
 from ink.agent.tasks import Tasks
+from ink.agent.tool import ToolCallContext
 from ink.checkpoints import shadow_repo_for
 from ink.rewind import SessionCheckpoints
 from ink.run.controller import RunController
@@ -146,7 +146,8 @@ async def first_tool_delay(work: Path, home: Path, files: int) -> list[tuple[str
     rows = []
     with FakeModelServer() as server:
         tools = [BashTool(Workspace(work), ProcessRegistry()), ReadTool(Workspace(work))]
-        controller = controller_for(server, tools)
+        slot = Slot()
+        controller = controller_for(server, tools, before_tool=(slot.gate,))
         await timed_run(server, controller)  # warm-up: the connection, the imports of the first run
         cases = [
             ("bash", 0.0, "instant model"),
@@ -155,7 +156,7 @@ async def first_tool_delay(work: Path, home: Path, files: int) -> list[tuple[str
         ]
         for n, (tool, model_seconds, model) in enumerate(cases):
             plain = await first_tool(server, controller, work, tool, model_seconds)
-            part, remove = install(controller, home / f"h{n}", work)
+            part, remove = install(controller, slot, home / f"h{n}", work)
             checked = await first_tool(server, controller, work, tool, model_seconds)
             await part.aclose()
             remove()
@@ -194,14 +195,17 @@ async def run_delay(work: Path, home: Path) -> list[tuple[str, str]]:
     at once (the start-up snapshot has no head start) or once it is done (the user typed meanwhile); and
     the next run."""
     with FakeModelServer() as server:
-        controller = controller_for(server, [BashTool(Workspace(work), ProcessRegistry())])
+        slot = Slot()
+        controller = controller_for(
+            server, [BashTool(Workspace(work), ProcessRegistry())], before_tool=(slot.gate,)
+        )
         await timed_run(server, controller)  # warm-up: the connection, the imports of the first run
         plain = await timed_run(server, controller)
-        part, remove = install(controller, home / "a", work)  # the start-up snapshot begins
+        part, remove = install(controller, slot, home / "a", work)  # the start-up snapshot begins
         at_once = await timed_run(server, controller)
         await part.aclose()
         remove()
-        part, remove = install(controller, home / "b", work)
+        part, remove = install(controller, slot, home / "b", work)
         await part.settled()  # the user typed the first prompt while it was taken
         typed = await timed_run(server, controller)
         second = await timed_run(server, controller)
@@ -214,20 +218,30 @@ async def run_delay(work: Path, home: Path) -> list[tuple[str, str]]:
     ]
 
 
+class Slot:
+    """The first step of the bench's before-tool chain: the gate of the checkpoints installed, if any."""
+
+    def __init__(self) -> None:
+        self.part: SessionCheckpoints | None = None
+
+    async def gate(self, ctx: ToolCallContext) -> None:
+        if self.part is not None:
+            await self.part.gate(ctx)
+
+
 def install(
-    controller: RunController, home: Path, work: Path
+    controller: RunController, slot: Slot, home: Path, work: Path
 ) -> tuple[SessionCheckpoints, Callable[[], None]]:
     """As the app does it with its part; returns the part and its unsubscribe."""
     part = SessionCheckpoints(controller.emit, Tasks(), home, work)
     part.open("bench")
     unsubscribe = controller.subscribe(part.on_event)
-    setup = controller.setup
-    controller.setup = replace(setup, before_tool=(part.gate,))
+    slot.part = part
     controller.changed_files = part.changed_files
 
     def remove() -> None:
         unsubscribe()
-        controller.setup = setup
+        slot.part = None
         controller.changed_files = None
 
     return part, remove

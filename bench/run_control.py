@@ -54,9 +54,14 @@ TARGETS = {
 }
 
 
-def controller_for(server: FakeModelServer, tools: list, reaper: object = None) -> RunController:  # type: ignore[type-arg]
+def controller_for(
+    server: FakeModelServer,
+    tools: list,  # type: ignore[type-arg]
+    reaper: object = None,
+    before_tool: tuple = (),  # type: ignore[type-arg]
+) -> RunController:
     provider = OpenAIProvider(api_key="k", base_url=server.openai_base_url, retry=NO_RETRY)
-    setup = LoopSetup(provider, "fake-model", "bench", tools=tuple(tools))
+    setup = LoopSetup(provider, "fake-model", "bench", tools=tuple(tools), before_tool=before_tool)
     return RunController(setup, reaper=reaper)  # type: ignore[arg-type]
 
 

@@ -98,7 +98,6 @@ if __name__ == "__main__":  # ink itself, with the two tools
 
 import subprocess  # noqa: E402 - the test's side, not needed by the script above
 
-from ink.agent.tool import find_tool  # noqa: E402
 from ink.config import Flags, load_settings  # noqa: E402
 from ink.config.rules import parse_rule  # noqa: E402
 from ink.frontends.tui.questionview import Asking, QuestionPanel  # noqa: E402
@@ -147,7 +146,7 @@ async def test_a_real_app_runs_them_and_the_tui_shows_them_as_they_describe_them
         say("done"),
     )
     app = build_app(settings, tools=with_new_tools)
-    view = EventView(tools=lambda name: find_tool(app.controller.setup.tools, name))
+    view = EventView(tools=app.tools.find)
     seen: list[RunEvent] = []
     questions: list[str] = []
 

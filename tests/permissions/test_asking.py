@@ -41,7 +41,7 @@ async def harness(fake_server: FakeModelServer, project: Path, tmp_path: Path) -
     memory = PermissionMemory(project, tmp_path / "inkhome")
     notices: list[str] = []
     hook = PermissionHook(policy, h.controller.permissions, memory=memory, notify=notices.append)
-    h.controller.setup = msgspec.structs.replace(h.controller.setup, before_tool=(hook,))
+    h.setup = msgspec.structs.replace(h.setup, before_tool=(hook,))
     h.notices = notices  # type: ignore[attr-defined]
     yield h
     await processes.terminate_all(0.2)
@@ -121,7 +121,7 @@ async def test_an_always_answer_holding_a_secret_is_not_written_to_the_project(
         memory=PermissionMemory(project, tmp_path / "inkhome"),
         notify=notices.append,
     )
-    h.controller.setup = msgspec.structs.replace(h.controller.setup, before_tool=(hook,))
+    h.setup = msgspec.structs.replace(h.setup, before_tool=(hook,))
     fake_server.script(
         call("bash", {"command": command}, id="c1"), call("bash", {"command": command}, id="c2"), say("ok")
     )
@@ -221,7 +221,7 @@ async def test_notices_reach_listeners_as_warnings(fake_server: FakeModelServer,
         None,
         notify=lambda text: h.controller.emit(Notice(text, "warning")),
     )
-    h.controller.setup = msgspec.structs.replace(h.controller.setup, before_tool=(hook,))
+    h.setup = msgspec.structs.replace(h.setup, before_tool=(hook,))
     fake_server.script(call("bash", {"command": TOUCH}, id="c1"), say("ok"))
     h.controller.submit("touch it")
     await asyncio.wait_for(h.controller.wait_idle(), 10)

@@ -51,7 +51,7 @@ class Harness:
             self.provider = self.server
         else:
             self.provider = self._http = provider_for(self.protocol, self.server)
-        setup = LoopSetup(
+        self.setup = LoopSetup(  # what each run starts with: a test may change it between runs
             self.provider,
             model="fake-model",
             system_prompt="You are a test.",
@@ -64,7 +64,7 @@ class Harness:
         self.bang_release = asyncio.Event()
         self.bang_commands: list[str] = []
         self.controller = RunController(
-            setup,
+            lambda: self.setup,
             modes=self.modes,
             run_bang=self._bang,
             reaper=self.reaper,

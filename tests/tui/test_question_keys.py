@@ -108,10 +108,9 @@ async def play(actions: list[Action], question_at: int, one_write: bool) -> Outc
     in one read, as type-ahead does when it is typed faster than the app reads."""
     with project() as (cwd, env):
         flags = Flags(base_url="http://127.0.0.1:9/v1", api_key="k", permission_mode="ask", no_session=True)
-        core = build_app(load_settings(flags, env, cwd), checkpoints=False)
         gate = Gate()
         provider = ScriptedProvider(Reply([gate, tool_call("bash", {"command": "true"}, id="c1")]), say("ok"))
-        core.controller.setup = msgspec.structs.replace(core.controller.setup, provider=provider)
+        core = build_app(load_settings(flags, env, cwd), checkpoints=False, provider=provider)
         decisions: list[str] = []
 
         def on_event(event: RunEvent) -> None:

@@ -68,6 +68,8 @@ BangRunner = Callable[[str, AbortSignal], Awaitable[BangOutput]]
 
 ChangedFiles = Callable[[str], Awaitable[Sequence[str] | None]]  # run id -> the files the run changed
 RunningJobs = Callable[[], Sequence[JobInfo]]  # the background jobs running now (R43), for a receipt
+SetupSource = Callable[[], LoopSetup]
+"""What gives each run its set-up, asked once at the run's start (R13): ``ink.app.setup.RunSetups``."""
 
 
 class Reaper(Protocol):
@@ -131,7 +133,7 @@ def _exit_now(status: int) -> None:
 class RunController:
     def __init__(
         self,
-        setup: LoopSetup,
+        setup: LoopSetup | SetupSource,
         history: History | None = None,
         *,
         modes: Modes = Modes(),
@@ -144,11 +146,13 @@ class RunController:
         events: EventHub | None = None,
         running_jobs: RunningJobs | None = None,
     ) -> None:
-        """``permissions``: the broker the permission hook in ``setup`` asks through (made before the
-        controller, it emits through ``events``); by default one of its own. ``tasks``: the owner of the
-        task that drives each run (default: ``setup.tasks``). ``events``: the app's event stream, which
-        the controller's events join (default: one of its own)."""
-        self.setup = setup  # read at the start of each run; frontends replace it (/model)
+        """``setup``: the set-up of every run, or what gives each run its set-up at its start (a switch of
+        model changes the next run's, never a live one, R13). ``permissions``: the broker the permission
+        step asks through (made before the controller, it emits through ``events``); by default one of
+        its own. ``tasks``: the owner of the task that drives each run (default: ``setup.tasks`` or one of
+        its own). ``events``: the app's event stream, which the controller's events join (default: one
+        of its own)."""
+        self._setups: SetupSource = (lambda: setup) if isinstance(setup, LoopSetup) else setup
         self.history = history if history is not None else History()
         self.modes = modes  # R13: read at the start of each run
         self._run_bang = run_bang
@@ -167,7 +171,7 @@ class RunController:
         self._run_ids = itertools.count(1)
         self._sub_agent_usage = Usage()  # of the run going on: added to its own in ``run_end``
         self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
-        self.tasks = tasks if tasks is not None else setup.tasks
+        self.tasks = tasks if tasks is not None else setup.tasks if isinstance(setup, LoopSetup) else Tasks()
         # Awaited before every run_end: the workspace checkpoints fix the run's end there (R42), and
         # answer the files an aborted run changed, for its receipt.
         self.changed_files = changed_files
@@ -178,6 +182,11 @@ class RunController:
     @property
     def state(self) -> State:
         return self._state
+
+    @property
+    def setup(self) -> LoopSetup:
+        """The set-up the next run starts with (a run going on keeps its own)."""
+        return self._setups()
 
     @property
     def ledger(self) -> InputLedger:
@@ -340,7 +349,7 @@ class RunController:
         self._sub_agent_usage = Usage()
         self._ledger.mark_taken(entry)
         self._emit(RunStart(run_id))
-        modes, setup = self.modes, self.setup  # R13: read once, at the start of the run
+        modes, setup = self.modes, self._setups()  # R13: read once, at the start of the run
         try:
             inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed, self.hand_back)
             result = await run_loop(self.history, [entry.pending()], setup, signal, self._emit, inputs)

@@ -15,6 +15,7 @@ carries it.
 
 from __future__ import annotations
 
+from ink.app.setup import build_provider, request_options
 from ink.wiring.app import App
 from ink.wiring.build import (
     NEW_SESSION,
@@ -22,10 +23,8 @@ from ink.wiring.build import (
     RegistryReaper,
     SessionChoice,
     build_app,
-    build_provider,
     hard_exit,
     hard_exit_processes,
-    request_options,
 )
 from ink.wiring.lifetime import open_app, start_app
 from ink.wiring.parts import AppPart, AppStartError, default_parts

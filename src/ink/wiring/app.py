@@ -13,7 +13,8 @@ from ink.agent.abort import AbortSignal
 from ink.agent.history import History
 from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep, Tool
-from ink.ai.provider import Provider, ToolSpec
+from ink.ai.provider import Provider
+from ink.app.setup import Offer, RunSetups, ToolRegistry, settings_for
 from ink.config import Settings
 from ink.config.commands import CommandBook
 from ink.config.keys import PERMISSION_MODES, PermissionMode
@@ -25,7 +26,6 @@ from ink.run.hub import EventHub
 from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox, no_sandbox
 from ink.store.current import CurrentSession
-from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
@@ -49,13 +49,9 @@ class App:
 
     def __init__(
         self,
-        settings: Settings,
-        provider: Provider,
+        setups: RunSetups,
         processes: ProcessRegistry,
-        tools: Sequence[Tool],
         controller: RunController,
-        compactor: Compactor,
-        usage: UsageTotals,
         *,
         tasks: Tasks,
         events: EventHub,
@@ -71,13 +67,9 @@ class App:
         spared: list[Callable[[], Sequence[ProcessEntry]]] | None = None,
         jobs: JobRegistry | None = None,
     ) -> None:
-        self.settings = settings
-        self.provider = provider  # wrapped for redaction once; the set-up and the compactor share it
+        self.setups = setups  # the settings, the tool registry: what each run's set-up is made of
         self.processes = processes
-        self.tools = tools
         self.controller = controller
-        self.compactor = compactor
-        self.usage = usage
         self.tasks = tasks  # every background task of the app (reply drains, run drivers, part work)
         self.events = events  # every event of the app, the controller's included (frontends subscribe)
         self.sessions = sessions
@@ -88,18 +80,40 @@ class App:
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
         self.checkpoints = checkpoints  # of the workspace, for rewind (a part; docs/rewind.md)
-        self.sandbox = sandbox or no_sandbox(settings.cwd)  # what commands run in (ink.sandbox, R41)
+        self.sandbox = sandbox or no_sandbox(setups.settings.cwd)  # what commands run in (R41)
         # processes a part keeps for the app's whole life (the run's reaper spares them)
         self.spared = spared if spared is not None else []
-        self.jobs = jobs or JobRegistry(kill_delay=settings.kill_delay)  # R43: the session's, end with it
-        self._job_scratch = scratch_folder(settings.ink_home)  # their output without a session file
+        self.jobs = jobs or JobRegistry(kill_delay=setups.settings.kill_delay)  # R43: the session's
+        self._job_scratch = scratch_folder(setups.settings.ink_home)  # their output without a session file
         enter_session(self.jobs, self.current_session.handle, self._job_scratch)
         self.current_session.on_switch(lambda handle: enter_session(self.jobs, handle, self._job_scratch))
-        self._retired: list[Provider] = []  # providers of earlier models: a run may still use one
         self._closed = False
         events.subscribe(self.usage.on_event)
         handle = self.current_session.handle
         self._unsubscribe_session = events.subscribe(handle.on_event) if handle is not None else lambda: None
+
+    @property
+    def settings(self) -> Settings:
+        """What the next run is set up from (a switch of model or mode changes it)."""
+        return self.setups.settings
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """Every tool of the app (``tools.find(name)``), a part's included as they join."""
+        return self.setups.registry
+
+    @property
+    def provider(self) -> Provider:
+        """The current model's provider, wrapped for redaction once (the set-up and the keeper share it)."""
+        return self.setups.provider
+
+    @property
+    def compactor(self) -> Compactor:
+        return self.setups.compactor
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.setups.usage
 
     def part(self, kind: type[P]) -> P | None:
         """The app's part of type ``kind`` (e.g. ``McpPart``), if it has one."""
@@ -148,39 +162,23 @@ class App:
 
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Later runs use ``model`` (of ``provider``, default: the current one); a run going on keeps
-        its model (R13: a run reads its set-up once, at its start). The hooks, tools and permission
+        its model (R13: a run is given its set-up once, at its start). The hooks, tools and permission
         checks stay as they are. Raises ``ValueError`` for an unknown provider."""
-        from ink.wiring.build import build_compactor, build_provider, request_options, settings_for
-
         settings = settings_for(self.settings, model, provider)
-        setup = self.controller.setup
-        if settings.provider != self.settings.provider or settings.base_url != self.settings.base_url:
-            self._retired.append(self.provider)  # closed with the app: the running run may use it
-            self.provider = build_provider(settings)
-        self.compactor = build_compactor(
-            settings, self.provider, setup.system_prompt, setup.tools, self.usage
-        )
-        self.controller.setup = msgspec.structs.replace(
-            setup,
-            provider=self.provider,
-            model=settings.model,
-            context=self.compactor,
-            options=request_options(settings),
-        )
-        self.settings = settings
+        self.setups.use(settings)
         if self.session is not None:
             self.session.record_model_change(settings.model, settings.provider)
 
     def set_permission_mode(self, mode: PermissionMode) -> bool:
         """Judge the next tool call in ``mode`` (a run going on included: the policy reads its mode at
-        every call); the settings follow, so the status line and a rebuilt set-up agree. False, and
-        nothing changed, when the permission hook is not ink's own policy (a replaced ``before_tool``),
+        every call); the settings follow, so the status line and the next set-up agree. False, and
+        nothing changed, when the permission step is not ink's own policy (a replaced ``before_tool``),
         whose mode ink cannot change."""
         policy = getattr(self.before_tool, "policy", None)
         if policy is None or getattr(policy, "mode", None) not in PERMISSION_MODES:
             return False
         policy.mode = mode
-        self.settings = msgspec.structs.replace(self.settings, permission_mode=mode)
+        self.setups.use(msgspec.structs.replace(self.settings, permission_mode=mode))
         return True
 
     def new_session(self) -> None:
@@ -229,20 +227,10 @@ class App:
 
     # -- tools and commands ----------------------------------------------------------------------
 
-    def add_tools(
-        self, extra: Sequence[Tool], offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
-    ) -> None:
-        """Offer ``extra`` tools from the next run on (the set-up is read at the start of each run)."""
-        if not extra:
-            return
-        self.tools = [*self.tools, *extra]
-        setup = self.controller.setup
-        offer = offer or setup.offer
-        specs = offer(self.tools) if offer else [t.spec for t in self.tools]
-        prompt = build_system_prompt(specs, Environment.detect(self.settings.cwd))
-        self.controller.setup = msgspec.structs.replace(
-            setup, tools=tuple(self.tools), system_prompt=prompt, offer=offer
-        )
+    def add_tools(self, extra: Sequence[Tool], offer: Offer | None = None) -> None:
+        """Offer ``extra`` tools from the next run on (a run is given its set-up at its start); ``offer``,
+        when given, chooses which tools each model call is given."""
+        self.setups.registry.add(extra, offer)
 
     def compact(self, instructions: str = "") -> bool:
         """``/compact``: summarise the older history now, as a command occupying the controller.
@@ -280,8 +268,7 @@ class App:
         self.sandbox.close()  # after its commands ended: read-only's private temporary folder goes
         for straggler in await self.tasks.aclose(TASKS_BOUND):
             log.warning("task %s did not end within %.0f s of being cancelled", straggler.name, TASKS_BOUND)
-        for provider in (*self._retired, self.provider):
-            await provider.aclose()
+        await self.setups.aclose()
 
 
 async def close_parts(parts: Sequence[AppPart]) -> None:

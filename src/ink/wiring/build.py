@@ -21,18 +21,15 @@ import msgspec
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
 from ink.agent.history import History
-from ink.agent.loop import LoopSetup
-from ink.agent.scheduler import SchedulerSettings
+from ink.agent.loop import PromptHook, StopHook
 from ink.agent.tasks import Tasks
-from ink.agent.tool import BeforeToolStep, Tool
+from ink.agent.tool import AfterToolHook, BeforeToolStep, Tool
 from ink.ai.provider import Provider
-from ink.ai.redacting import redacting
-from ink.ai.thinking import thinking_options
+from ink.app.setup import RunHooks, RunSetups, ToolRegistry, settings_for
 from ink.config import Settings
 from ink.config.commands import load_commands
 from ink.extend.command_limit import CommandToolLimit
 from ink.extend.task import SubAgents
-from ink.run.compaction import Compactor
 from ink.run.controller import BangOutput, Modes, RunController
 from ink.run.events import RunEvent, Survivor
 from ink.run.hub import EventHub
@@ -40,17 +37,16 @@ from ink.run.permissions import PermissionBroker
 from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox
 from ink.store.current import CurrentSession
-from ink.system_prompt import Environment, build_system_prompt
 from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.app import App
-from ink.wiring.chain import before_tool_chain
+from ink.wiring.chain import PromptSteps, before_tool_chain
 from ink.wiring.sandboxing import build_sandbox
 
 if TYPE_CHECKING:
     from ink.extend.hooks import HookSet
     from ink.rewind import SessionCheckpoints
-    from ink.store import SessionHandle, SessionInfo, SessionStore
+    from ink.store import LoadedSession, SessionHandle, SessionInfo, SessionStore
     from ink.wiring.parts import AppPart
 
 log = logging.getLogger(__name__)
@@ -85,6 +81,7 @@ class AppChoices(TypedDict, total=False):
     can_ask: bool
     checkpoints: bool
     tools: ToolMaker | None
+    provider: Provider | None
 
 
 def build_app(
@@ -96,6 +93,7 @@ def build_app(
     can_ask: bool = True,
     checkpoints: bool = True,
     tools: ToolMaker | None = None,
+    provider: Provider | None = None,
     parts: Sequence[AppPart] = (),
 ) -> App:
     """Build the app for ``settings`` (its ``parts`` are held, not started: ``open_app`` starts them).
@@ -111,11 +109,12 @@ def build_app(
     ``checkpoints``: snapshot the workspace before each input, for rewind (``ink.rewind``): taken as
     each input enters the history, kept with the open session, waited for by every tool call that may
     change files, and asked for the files an aborted run changed (its receipt); a part of the app.
-    ``tools``: what makes the tools besides the ``task`` tool (default ``build_tools``: ink's own)."""
+    ``tools``: what makes the tools besides the ``task`` tool (default ``build_tools``: ink's own).
+    ``provider``: the model's provider, when not the one the settings name (a scripted one in tests)."""
     events = EventHub()  # first: everything below may tell the user something through it
     tasks = Tasks(on_error=failure_notices(events.emit))
     notify = warnings_to(events.emit)
-    sessions, handle, history = open_session(settings, session)
+    sessions, handle, history, settings = open_session(settings, session)
     current = CurrentSession(handle)
     processes = ProcessRegistry()
     jobs = JobRegistry(kill_delay=settings.kill_delay, emit=events.emit)  # R43: no run's reaper ends them
@@ -129,31 +128,12 @@ def build_app(
     limit = CommandToolLimit()
     kept = _session_checkpoints(settings, events, tasks) if checkpoints else None
     chain = before_tool_chain(kept, limit, hooks if before_tool is None else None, permission)
-    provider = redacting(build_provider(settings), settings.secrets)  # errors and retry notes carry no key
     agents, task = build_task_tool(settings, current)
     offered = (*(tools or build_tools)(settings, processes, sandbox, jobs=jobs), task)
-    usage = _usage_totals(handle)
-    prompt = build_system_prompt([t.spec for t in offered], Environment.detect(settings.cwd))
-    compactor = build_compactor(settings, provider, prompt, offered, usage)
-    setup = LoopSetup(
-        provider=provider,
-        model=settings.model,
-        system_prompt=prompt,
-        tools=offered,
-        max_iterations=settings.max_iterations,
-        max_tokens=settings.max_tokens,
-        scheduler=SchedulerSettings(grace_seconds=settings.grace_seconds),
-        before_tool=chain,
-        after_tool=hooks.after_tool if hooks is not None else None,
-        on_prompt=hooks.on_prompt if hooks is not None else None,
-        on_stop=hooks.on_stop if hooks is not None else None,
-        context=compactor,
-        options=request_options(settings),
-        tasks=tasks,
-        notes=jobs.take_notes,  # a job that ended is told to the model at its next request
-    )
+    run_hooks = RunHooks(chain, *hook_seams(hooks, parts), tasks=tasks, notes=jobs.take_notes)
+    setups = RunSetups(settings, ToolRegistry(offered), run_hooks, _usage_totals(handle), provider)
     controller = RunController(
-        setup,
+        setups,
         history,
         modes=Modes(settings.steering_mode, settings.follow_up_mode),
         run_bang=bang_runner(settings, processes),
@@ -169,13 +149,9 @@ def build_app(
     for warning in commands.warnings:
         log.warning("%s", warning)
     return App(
-        settings,
-        provider,
+        setups,
         processes,
-        offered,
         controller,
-        compactor,
-        usage,
         tasks=tasks,
         events=events,
         sessions=sessions,
@@ -190,6 +166,16 @@ def build_app(
         spared=spared,
         jobs=jobs,
     )
+
+
+def hook_seams(
+    hooks: HookSet | None, parts: Sequence[AppPart]
+) -> tuple[AfterToolHook | None, PromptHook | None, StopHook | None]:
+    """The after-tool, prompt and stop seams of every run: the hooks', and the parts' prompt steps."""
+    prompt = PromptSteps.of(parts, hooks)
+    if hooks is None:
+        return None, prompt, None
+    return hooks.after_tool, prompt, hooks.on_stop
 
 
 def warnings_to(emit: Callable[[RunEvent], None]) -> Callable[[str], None]:
@@ -256,27 +242,50 @@ def permission_hook(
 
 def open_session(
     settings: Settings, choice: SessionChoice
-) -> tuple[SessionStore | None, SessionHandle | None, History]:
-    """The session store, the open session (None with ``--no-session``) and the history to start from.
-    With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
+) -> tuple[SessionStore | None, SessionHandle | None, History, Settings]:
+    """The session store, the open session (None with ``--no-session``), the history to start from, and
+    the settings to go on with: a resumed session goes on with its own model (the last ``model_change``
+    it recorded, a ``set_model``'s), unless this invocation named a model or provider on its command
+    line. With ``--no-session``, ``--continue``/``--resume`` still load the history but write nothing."""
     if settings.no_session and choice == NEW_SESSION:
-        return None, None, History()  # nothing to read or write: the store is not even imported
+        return None, None, History(), settings  # nothing to read or write: the store is not even imported
     from ink.store import SessionStore
 
     store = SessionStore(settings.session_dir, secrets=settings.secrets, on_error=_session_write_failed)
-    if settings.no_session:
-        target = _chosen(store, settings, choice)
-        history = History(store.load(target).messages) if target is not None else History()
-        return None, None, history
     target = _chosen(store, settings, choice)
+    if settings.no_session:
+        loaded = store.load(target) if target is not None else None
+        history = History(loaded.messages) if loaded is not None else History()
+        return None, None, history, resumed_settings(settings, loaded)
     if target is None:
         handle = store.create(settings.cwd, settings.model, settings.provider)
-    else:
-        handle = store.resume(target)
-        loaded = handle.loaded
-        if loaded is not None and (loaded.model, loaded.provider) != (settings.model, settings.provider):
-            handle.record_model_change(settings.model, settings.provider)
-    return store, handle, handle.history
+        return store, handle, handle.history, settings
+    handle = store.resume(target)
+    settings = resumed_settings(settings, handle.loaded)
+    loaded = handle.loaded
+    if loaded is not None and (loaded.model, loaded.provider) != (settings.model, settings.provider):
+        handle.record_model_change(settings.model, settings.provider)
+    return store, handle, handle.history, settings
+
+
+def resumed_settings(settings: Settings, loaded: LoadedSession | None) -> Settings:
+    """``settings`` with the resumed session's model (and provider), unless the command line chose for
+    this invocation (``--model``, or a ``--provider`` other than the session's) or the session's model
+    cannot be had here (another provider without its key, the local model server: a warning says so)."""
+    if loaded is None or (loaded.model, loaded.provider) == (settings.model, settings.provider):
+        return settings
+    named = settings.origins.get
+    if named("model", "").startswith("--") or (
+        named("provider", "").startswith("--") and settings.provider != loaded.provider
+    ):
+        return settings
+    if "local" in (loaded.provider, settings.provider) and loaded.provider != settings.provider:
+        return settings  # its address is the local server's, which only its own part knows
+    try:
+        return settings_for(settings, loaded.model, loaded.provider)
+    except ValueError as exc:
+        log.warning("going on with %s instead of the session's %s: %s", settings.model, loaded.model, exc)
+        return settings
 
 
 def _chosen(store: SessionStore, settings: Settings, choice: SessionChoice) -> SessionInfo | None:
@@ -304,71 +313,6 @@ def _usage_totals(handle: SessionHandle | None) -> UsageTotals:
     return UsageTotals(loaded.usage, loaded.cost) if loaded is not None else UsageTotals()
 
 
-def build_compactor(
-    settings: Settings, provider: Provider, system_prompt: str, tools: Sequence[Tool], usage: UsageTotals
-) -> Compactor:
-    """The context keeper for ``settings.model``: compacts before a request would overflow (R-sessions).
-    ``provider`` is the app's, already wrapped for redaction."""
-    import json
-
-    from ink.ai.models import lookup
-
-    specs = json.dumps(
-        [{"name": t.name, "d": t.description, "p": t.parameters} for t in (x.spec for x in tools)]
-    )
-    overhead = (len(system_prompt) + len(specs)) // 4
-    info = lookup(settings.model)
-    if settings.context_window is not None:  # what the server itself reports (a local llama.cpp)
-        info = msgspec.structs.replace(info, context_window=settings.context_window)
-    return Compactor(provider, settings.model, info, overhead_tokens=overhead, usage=usage)
-
-
-def settings_for(settings: Settings, model: str, provider: str | None = None) -> Settings:
-    """``settings`` with another model (of another provider: that provider's default URL and the key of
-    its environment variable, when the settings have the environment). Raises ``ValueError``."""
-    if provider is None or provider == settings.provider:
-        return msgspec.structs.replace(settings, model=model)
-    from ink.config.catalogue import PROVIDERS
-
-    info = PROVIDERS.get(provider)
-    if info is None:
-        raise ValueError(f"unknown provider {provider!r} (known: {', '.join(sorted(PROVIDERS))})")
-    key = os.environ.get(info.key_env) if info.key_env else None
-    if info.key_required and not key:
-        raise ValueError(f"{provider} needs a key: set {info.key_env}")
-    origins = {**settings.origins, "provider": "switch", "model": "switch", "base_url": "default"}
-    return msgspec.structs.replace(
-        settings, provider=provider, model=model, base_url=info.default_base_url, api_key=key, origins=origins
-    )
-
-
-def build_provider(settings: Settings) -> Provider:
-    """The provider for ``settings.provider``; its module (and the HTTP client) is imported only here."""
-    from ink.ai.http import RequestTimeouts
-    from ink.config.catalogue import protocol_for
-
-    info = settings.provider_info
-    protocol = protocol_for(info, settings.model)
-    timeouts = RequestTimeouts(settings.connect_timeout, settings.first_byte_timeout, settings.idle_timeout)
-    if protocol == "anthropic":
-        from ink.ai.anthropic import AnthropicProvider
-
-        return AnthropicProvider(
-            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
-        )
-    if protocol == "openai-responses":
-        from ink.ai.openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(
-            api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
-        )
-    from ink.ai.openai import OpenAIProvider
-
-    return OpenAIProvider(
-        api_key=settings.api_key, base_url=settings.base_url, name=info.name, timeouts=timeouts
-    )
-
-
 def build_tools(
     settings: Settings,
     processes: ProcessRegistry,
@@ -383,14 +327,6 @@ def build_tools(
     return list(
         default_tools(settings.cwd, processes, kill_delay=settings.kill_delay, sandbox=sandbox, jobs=jobs)
     )
-
-
-def request_options(settings: Settings) -> dict[str, Any]:
-    """Provider-specific request fields the settings ask for (the thinking level, mapped by ``ai``)."""
-    from ink.config.catalogue import protocol_for
-
-    protocol = protocol_for(settings.provider_info, settings.model)
-    return thinking_options(protocol, settings.thinking, settings.max_tokens)
 
 
 class RegistryReaper:

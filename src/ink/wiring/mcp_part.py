@@ -14,8 +14,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
 from ink.agent.tool import Tool
@@ -75,7 +73,6 @@ class McpPart(AppPart):
         manager.on_change = self._changed
         self.manager, self._app = manager, app
         app.spared.append(manager.spared)  # the servers live as long as the app, not a run
-        self._expand_prompts(app, manager)
         starting = self.starting = app.tasks.spawn(self._start_all(manager, app), "MCP servers start")
 
         async def wait_started(signal: AbortSignal) -> None:
@@ -102,27 +99,28 @@ class McpPart(AppPart):
         for listener in self.listeners:
             listener()
 
-    def _expand_prompts(self, app: App, manager: McpManager) -> None:
-        """MCP prompts (``/mcp__SERVER__PROMPT``) and resource mentions (``@SERVER:URI``) are expanded
-        when an input enters the history (``ink.mcp.prompts``), before the prompt hooks see it."""
+    async def on_prompt(self, inputs: Sequence[PendingInput], signal: AbortSignal) -> PromptCheck:
+        """The part's prompt step (``ink.wiring.chain``): MCP prompts (``/mcp__SERVER__PROMPT``) and
+        resource mentions (``@SERVER:URI``) are expanded when an input enters the history
+        (``ink.mcp.prompts``), before the prompt hooks see it; an input whose prompt cannot be had goes
+        back to the user with the reason."""
         from ink.agent.loop import PromptCheck
         from ink.mcp.prompts import expand_inputs
 
-        setup = app.controller.setup
-        inner = setup.on_prompt
+        manager, app = self.manager, self._app
+        if manager is None or app is None:
+            return PromptCheck(inputs)
+        refused: list[str] = []
 
         def refuse(input_id: str, reason: str) -> None:
-            app.controller.emit(Notice(f"the MCP prompt was not sent: {reason}", "warning"))
-            app.controller.hand_back([input_id])
+            app.events.emit(Notice(f"the MCP prompt was not sent: {reason}", "warning"))
+            refused.append(input_id)
 
         def notify(text: str) -> None:
-            app.controller.emit(Notice(text, "warning"))
+            app.events.emit(Notice(text, "warning"))
 
-        async def on_prompt(inputs: Sequence[PendingInput], signal: AbortSignal) -> PromptCheck:
-            expanded = await expand_inputs(manager, inputs, refuse, notify)
-            return await inner(expanded, signal) if inner is not None else PromptCheck(expanded)
-
-        app.controller.setup = msgspec.structs.replace(setup, on_prompt=on_prompt)
+        expanded = await expand_inputs(manager, inputs, refuse, notify)
+        return PromptCheck(expanded, refused=refused)
 
     def prompt_commands(self) -> list[tuple[str, str]]:
         """``(command name, what it does)`` of every MCP prompt: for completion and command lists."""

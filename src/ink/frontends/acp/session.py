@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ink.agent.tasks import cancel_and_wait
-from ink.agent.tool import Tool, ToolKind, describe_call, find_tool, kind_of
+from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
 from ink.ai.messages import ToolImage, ToolResult
 from ink.frontends.acp import updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
@@ -259,7 +259,7 @@ class AcpSession(EventReducer):
 
     def _tool(self, name: str) -> Tool | None:
         """The tool called ``name`` in the app's current set (MCP tools join while it runs)."""
-        return find_tool(self.controller.setup.tools, name)
+        return self.app.tools.find(name)
 
     def _say(self, text: str) -> None:
         self._update(updates.message_chunk(text))

@@ -94,7 +94,7 @@ class Handlers:
             "state": controller.state,
             "queue": self.queue()["queue"],
             "sessionId": self.app.session_id,
-            "model": controller.setup.model,
+            "model": self.app.settings.model,
             "provider": settings.provider,
             "steeringMode": controller.modes.steering,
             "followUpMode": controller.modes.follow_up,

@@ -20,7 +20,6 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 
 from ink.agent.tasks import cancel_and_wait
-from ink.agent.tool import find_tool
 from ink.frontends.tui.asking import QuestionKeys
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
@@ -78,7 +77,7 @@ class TuiApp:
         self._clock = clock
         if (mcp := mcp_of(core)) is not None:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
-        self._view = EventView(clock, lambda name: find_tool(core.controller.setup.tools, name))
+        self._view = EventView(clock, core.tools.find)
         self.painter = Painter(color=color)
         self.buffer = Buffer(
             multiline=True,
