@@ -23,6 +23,8 @@ registry (abort and exit). ``reap`` collects the exit status of orphans that end
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ink import lineage
@@ -41,6 +43,7 @@ class _State:
     def __init__(self) -> None:
         self.leaders: set[int] = set()  # commands ink started; asyncio waits for them: never reaped here
         self.claimed: dict[int, float] = {}  # orphan pid -> its start time, once an entry owns it
+        self.starting = 0  # children being started and not yet noted as ink's own
 
 
 _state = _State()  # one per process, as the subreaper attribute is
@@ -57,6 +60,19 @@ def active() -> bool:
     return lineage.is_subreaper()
 
 
+@contextmanager
+def starting_child() -> Iterator[None]:
+    """Around starting a child in a session of its own, up to ``own_child`` (``ProcessRegistry.register``).
+    Until it is noted, no orphan is claimed or reaped: a child that already ended is a zombie, which shows
+    no environment and so looks like an orphan, and reaping it would steal its exit status from the code
+    waiting for it (asyncio then reports exit status 255)."""
+    _state.starting += 1
+    try:
+        yield
+    finally:
+        _state.starting -= 1
+
+
 def own_child(pid: int) -> None:
     """``pid`` is a child ink started itself in a session of its own (a command's leader, the local
     model server): someone else waits for it, and it is never taken for an orphan."""
@@ -70,7 +86,7 @@ def own_child_done(pid: int) -> None:
 
 def orphans() -> list[psutil.Process]:
     """The living or dead-but-unreaped descendants of ink's commands that were re-parented to ink."""
-    if not active():
+    if not active() or _state.starting:
         return []
     own_session = os.getsid(0)
     found = []

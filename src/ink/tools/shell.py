@@ -145,27 +145,28 @@ async def run_process(
     full_env = {**os.environ, **SHELL_ENV, **sandbox_env, **(env or {}), TOKEN_ENV: token}
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            cwd=cwd,
-            env=full_env,
-            start_new_session=True,
-            # ends with ink, even a SIGKILLed one; in the sandbox when confined (its steps run in the child)
-            preexec_fn=lineage.leader_preexec(steps=(confinement.preexec(),) if confinement else ()),
-        )
-    except subprocess.SubprocessError as exc:  # only the sandbox's steps can fail in the child
-        os.close(read_fd)
-        raise SandboxUnavailable(f"the sandbox could not be entered ({exc})") from None
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-    entry = registry.register(proc.pid, label or " ".join(argv), token)
+    with orphans.starting_child():  # until registered, a child that has ended looks like an orphan
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                cwd=cwd,
+                env=full_env,
+                start_new_session=True,
+                # ends with ink, even a SIGKILLed one; confined: the sandbox steps run in the child
+                preexec_fn=lineage.leader_preexec(steps=(confinement.preexec(),) if confinement else ()),
+            )
+        except subprocess.SubprocessError as exc:  # only the sandbox's steps can fail in the child
+            os.close(read_fd)
+            raise SandboxUnavailable(f"the sandbox could not be entered ({exc})") from None
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        entry = registry.register(proc.pid, label or " ".join(argv), token)
     pipe = os.fdopen(read_fd, "rb", buffering=0)  # the transport owns and closes it
     transport: asyncio.ReadTransport | None = None
     try:
