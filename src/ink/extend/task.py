@@ -12,8 +12,10 @@ app would give the next run: a model switched while the run goes on reaches neit
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import msgspec
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, Emit, Source
+from ink.agent.events import AgentEvent, Emit, Notice, Source
 from ink.agent.history import History, HistoryChange
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput, kind_of
@@ -118,7 +120,7 @@ class TaskTool:
         remove = ctx.signal.on_abort(agent.signal.abort)  # R17: the run's abort reaches the sub-agent
         self.agents.running[source.id] = agent
         history = History()
-        stop_recording = self._record(history, source)
+        stop_recording = self._record(history, source, ctx.emit)
         try:
             setup = _sub_agent_setup(ctx.setup, kind, source)
             result = await self._run(setup, agent, history, str(args["prompt"]), ctx.emit)
@@ -138,12 +140,14 @@ class TaskTool:
 
         return await run_loop(history, first, setup, agent.signal, emit, _Inbox(agent))
 
-    def _record(self, history: History, source: Source) -> Callable[[], None]:
-        """The sub-agent's transcript, one message a line, next to the session file (kept with it)."""
+    def _record(self, history: History, source: Source, emit: Emit) -> Callable[[], None]:
+        """The sub-agent's transcript, one message a line, next to the session file (kept with it). The
+        run does not depend on it, but the user is told (once) when it cannot be written."""
         folder = self._transcripts()
         if folder is None:
             return lambda: None
-        path = folder / f"{source.agent}-{source.id}.jsonl"
+        path = folder / transcript_name(source)
+        failed: list[OSError] = []
 
         def write(change: HistoryChange) -> None:
             lines = "".join(
@@ -153,10 +157,34 @@ class TaskTool:
                 folder.mkdir(parents=True, exist_ok=True, mode=0o700)
                 with path.open("a", encoding="utf-8") as file:
                     file.write(lines)
-            except OSError:
-                pass  # the transcript is a record for the user; the run does not depend on it
+            except OSError as exc:
+                if not failed:
+                    failed.append(exc)
+                    problem = f"{exc.strerror or exc}".strip()
+                    emit(
+                        Notice(
+                            f"the transcript of sub-agent {source.agent} cannot be written to {path}: "
+                            f"{problem}; the run goes on without it",
+                            "warning",
+                        )
+                    )
 
         return history.subscribe(write)
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+
+
+def transcript_name(source: Source) -> str:
+    """``AGENT-ID.jsonl``; a type or call id that cannot name a file as it is (``/``, NUL, a leading dot,
+    more than 100 characters: the model and the agent files choose them) is replaced by a digest."""
+
+    def part(text: str) -> str:
+        if _SAFE_NAME.fullmatch(text):
+            return text
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+    return f"{part(source.agent)}-{part(source.id)}.jsonl"
 
 
 def _sub_agent_setup(parent: LoopSetup, kind: AgentType, source: Source) -> LoopSetup:
