@@ -4,6 +4,7 @@ whole process tree (never ``ray stop``, which would end every Ray instance on th
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -18,6 +19,20 @@ RAY = str(Path(sys.executable).parent / "ray")
 NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
 """A head on loopback for one test needs no token; with one, every client would need ``~/.ray/auth_token``
 of the HOME that started it, and tests run ink with a HOME of their own."""
+STALE_TOKEN = "a-token-another-cluster-left-behind"
+"""Put in the head's own home: Ray turns token auth on for ``ray start`` when ``~/.ray/auth_token`` exists
+and ``RAY_AUTH_MODE`` is unset, so a token left by any earlier cluster on the machine made both Ray tests
+fail (InvalidAuthToken). The head gets a home of its own holding such a file, and the mode set: the tests
+pass whatever the machine's home holds."""
+
+
+def head_env(temp: str) -> dict[str, str]:
+    """The environment of a head: the test's, without Ray's own settings, with a home of its own."""
+    home = Path(temp) / "home"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text(STALE_TOKEN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    return env | NO_AUTH | {"HOME": str(home)}
 
 
 @contextlib.contextmanager
@@ -39,7 +54,12 @@ def ray_head(cpus: int = 4) -> Iterator[str]:
         f"--temp-dir={temp}",
     ]
     head = subprocess.Popen(
-        start, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        start,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        env=head_env(temp),
     )
     try:
         assert head.stdout is not None

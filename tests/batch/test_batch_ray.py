@@ -16,12 +16,14 @@ import psutil
 import pytest
 
 from tests.batch.conftest import CHECK, FIX, batch_argv, batch_env, make_repo, results, write_tasks
-from tests.batch.rayhead import NO_AUTH, ray_head
+from tests.batch.rayhead import NO_AUTH, STALE_TOKEN, ray_head
 from tests.fakeserver import FakeModelServer
+from tests.processes import gone
 from tests.waiting import wait_for_file
 
 pytest.importorskip("ray")
-pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
+# A Ray instance on a loaded 2-core machine starts its workers slowly: bounds for events, never waited out
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray"), pytest.mark.timeout(900)]
 
 RAY = str(Path(sys.executable).parent / "ray")
 
@@ -30,6 +32,14 @@ RAY = str(Path(sys.executable).parent / "ray")
 def ray_address() -> Iterator[str]:
     with ray_head() as address:
         yield address
+
+
+def ray_env(tmp_path: Path, model: FakeModelServer) -> dict[str, str]:
+    """ink batch's environment: a home holding a token another cluster left (it must not matter)."""
+    env = batch_env(tmp_path, model) | NO_AUTH
+    (Path(env["HOME"]) / ".ray").mkdir(parents=True)
+    (Path(env["HOME"]) / ".ray" / "auth_token").write_text(STALE_TOKEN)
+    return env
 
 
 def test_twenty_tasks_on_ray_give_the_same_results(
@@ -50,11 +60,11 @@ def test_twenty_tasks_on_ray_give_the_same_results(
     out = tmp_path / "out"
     done = subprocess.run(
         batch_argv(tasks_file, out, "--ray", ray_address),
-        env=batch_env(tmp_path, model) | NO_AUTH,
+        env=ray_env(tmp_path, model),
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
@@ -88,16 +98,17 @@ def test_ctrl_c_on_ray_interrupts_every_task_and_leaves_nothing_running(
     out = tmp_path / "out"
     proc = subprocess.Popen(
         batch_argv(tasks_file, out, "--ray", ray_address),
-        env=batch_env(tmp_path, model) | NO_AUTH,
+        env=ray_env(tmp_path, model),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         stdin=subprocess.DEVNULL,
     )
-    sleepers = [int(wait_for_file(pids / f"s{n}", timeout=120)) for n in range(2)]
+    sleepers = [int(wait_for_file(pids / f"s{n}", timeout=300)) for n in range(2)]
+    runs = [psutil.Process(pid).ppid() for pid in sleepers]  # bash exec'd sleep: its parent is the ink -p
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr
     lines = results(out)
     for n in range(2):
@@ -105,10 +116,6 @@ def test_ctrl_c_on_ray_interrupts_every_task_and_leaves_nothing_running(
         assert line["cancelled"] and line["stopReason"] == "aborted" and line["receipt"]["interrupted"], (
             json.dumps(line)[:3000]
         )
-    for pid in sleepers:
-        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
-    assert not [
-        p
-        for p in psutil.process_iter(["cmdline"])
-        if "ink -p" in " ".join(p.info["cmdline"] or []) and "--output-format" in (p.info["cmdline"] or [])
-    ]
+    # only this batch's own processes: other tests (and other users) may run ink -p on this machine
+    for pid in [*sleepers, *runs]:
+        assert gone(pid), f"{pid} outlived the batch"
