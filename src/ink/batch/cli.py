@@ -20,11 +20,13 @@ from typing import Any, NoReturn
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
+from ink.batch.copying import parse_size
 from ink.batch.execute import RunOptions, ink_command
 from ink.batch.progress import Progress
-from ink.batch.ray_backend import RayUnavailable, run_on_ray
+from ink.batch.ray_backend import RayBatch, RayUnavailable, run_on_ray
 from ink.batch.results import ResultsFile, status_of, summary
 from ink.batch.tasks import Task, TaskFileError, read_tasks
+from ink.batch.workspace import DEFAULT_COPY_BUDGET
 
 EXIT_OK, EXIT_TASK_ERRORS, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -70,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--retries", metavar="N", type=int, default=1, help="retries of a crashed run (default 1)")
     p.add_argument("--timeout", metavar="SECONDS", type=float, help="per-task time limit for the run")
     p.add_argument("--keep-workspaces", action="store_true", help="keep DIR/tasks/ID/workspace")
+    p.add_argument(
+        "--max-copy-bytes",
+        metavar="SIZE",
+        type=_size,
+        default=DEFAULT_COPY_BUDGET,
+        help="most a local repo's copy may hold, e.g. 500M, 20G (default 10G)",
+    )
     for flag, meta, text in (
         ("--provider", "NAME", "model service"),
         ("--model", "NAME", "model"),
@@ -81,6 +90,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="run unasked")
     p.add_argument("--deny", metavar="RULE", action="append", default=[], help="never run")
     return p
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 500M or 20G") from None
 
 
 def _positive(text: str) -> int:
@@ -111,13 +127,22 @@ def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[lis
     if problem is not None:
         raise _UsageError(problem)
     avoid = (str(ns.out),)
-    return tasks, RunOptions(ink=ink_command(), flags=tuple(flags), timeout_seconds=ns.timeout, avoid=avoid)
+    options = RunOptions(
+        ink=ink_command(),
+        flags=tuple(flags),
+        timeout_seconds=ns.timeout,
+        avoid=avoid,
+        copy_budget=ns.max_copy_bytes,
+    )
+    return tasks, options
 
 
 class _Batch:
     def __init__(self, ns: argparse.Namespace, tasks: list[Task], options: RunOptions) -> None:
         self.ns, self.options = ns, options
         self.results = ResultsFile(ns.out)
+        if ns.resume:
+            self.results.compact()  # one line per id: each id's last, the one that counts
         done = self.results.done_ids() if ns.resume else set()
         self.todo = [task for task in tasks if task.id not in done]
         self.ids = [task.id for task in tasks]
@@ -140,8 +165,10 @@ class _Batch:
             return EXIT_USAGE
         finally:
             self.progress.close()
-        lines = [line for task_id, line in self.results.latest().items() if task_id in set(self.ids)]
-        print(summary(sorted(lines, key=lambda line: self.ids.index(line["id"])), time.monotonic() - started))
+            self.results.compact()  # a resumed task's new line replaces its cancelled one
+        order = {task_id: at for at, task_id in enumerate(self.ids)}
+        lines = [line for task_id, line in self.results.latest().items() if task_id in order]
+        print(summary(sorted(lines, key=lambda line: order[line["id"]]), time.monotonic() - started))
         if self.cancel.aborted:
             print(f"ink batch: cancelled; continue with --resume --out {self.ns.out}", file=sys.stderr)
             return EXIT_CANCELLED
@@ -149,7 +176,17 @@ class _Batch:
 
     def _run_backend(self) -> None:
         if self.ns.ray is not None:
-            run_on_ray(self, self.ns.ray, self.ns.ray_cpus)
+            batch = RayBatch(
+                self.todo,
+                self.options,
+                self.ns.retries,
+                self.cancel,
+                on_start=lambda _task: self.progress.started(),
+                on_result=self.record,
+                on_tick=self.progress.tick,
+                on_note=self.progress.note,
+            )
+            run_on_ray(batch, self.ns.ray, self.ns.ray_cpus)
         else:
             asyncio.run(self._run_local())
 

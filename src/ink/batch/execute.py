@@ -25,9 +25,10 @@ import msgspec
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
 from ink.batch.tasks import Task
-from ink.batch.workspace import Baseline, Git, WorkspaceError, prepare
+from ink.batch.workspace import DEFAULT_COPY_BUDGET, Baseline, Git, WorkspaceError, prepare
 from ink.checkpoints import SWITCH_ENV
 from ink.lineage import leader_preexec
+from ink.tools import orphans
 from ink.tools.processes import TOKEN_ENV, ProcessRegistry
 from ink.tools.shell import run_process
 
@@ -47,6 +48,7 @@ class RunOptions(msgspec.Struct, frozen=True):
     step_timeout: float = STEP_TIMEOUT
     env: Mapping[str, str] = msgspec.field(default_factory=dict)  # added to the environment of every run
     avoid: tuple[str, ...] = ()  # never copied into a workspace: the batch's own output directory
+    copy_budget: int = DEFAULT_COPY_BUDGET  # bytes of one workspace copy
 
 
 class _Run(msgspec.Struct):
@@ -57,6 +59,7 @@ class _Run(msgspec.Struct):
     exit_status: int | None = None
     stderr: str = ""
     killed: bool = False
+    interrupted: bool = False  # ink batch interrupted it (time limit, Ctrl+C): it had not ended by itself
 
 
 async def execute(
@@ -98,24 +101,30 @@ async def _stages(
     workspace, git = root / "workspace", Git(registry, stop)
     baseline = Baseline(workspace, root / "baseline.git")
     try:
-        await prepare(task, workspace, git, tuple(Path(p) for p in options.avoid))
+        notes = await prepare(
+            task, workspace, git, tuple(Path(p) for p in options.avoid), options.copy_budget
+        )
         if task.setup is not None:
             await _step("setup", task.setup, workspace, options, stop, registry)
         await baseline.take(git)
     except WorkspaceError as exc:
         return _outcome(stop_reason=None, stage="workspace", error=str(exc), cancelled=stop.aborted)
     run = await _run_ink(task, root, workspace, options, stop, registry)
-    outcome = _run_outcome(run, stop)
-    try:
-        diff = await baseline.diff(
-            Git(registry, cancel)
-        )  # before the check: its files are not the run's work
+    outcome = _run_outcome(run, stop) | {"notes": notes}
+    try:  # a finished run keeps its diff: a Ctrl+C does not interrupt this (bounded) git
+        diff, size = await baseline.diff(Git(registry, AbortSignal()))  # before the check: not the run's work
     except WorkspaceError as exc:
-        diff, outcome["error"] = "", outcome.get("error") or str(exc)
+        diff, size, outcome["error"] = b"", 0, outcome.get("error") or str(exc)
     verdict = None
-    if task.check is not None and not cancel.aborted:
+    if task.check is not None:
         verdict = await _verdict(task.check, workspace, options, cancel, registry)
-    return outcome | {"verdict": verdict, "diff": diff, "session": _session_text(root / "session")}
+        outcome["cancelled"] |= verdict is None  # no verdict: --resume runs the task again
+    return outcome | {
+        "verdict": verdict,
+        "diff": diff,
+        "diffSize": size,
+        "session": _session_text(root / "session"),
+    }
 
 
 async def _step(
@@ -135,7 +144,7 @@ async def _verdict(
     check: str, cwd: Path, options: RunOptions, cancel: AbortSignal, registry: ProcessRegistry
 ) -> str | None:
     """``pass`` when ``check`` exits 0 in the workspace. It runs even after a time limit (what was done
-    may pass), not once the batch is cancelled (None: no verdict)."""
+    may pass), not once the batch is cancelled: None, no verdict (before or while it runs)."""
     result = await run_process(
         ["bash", "-c", check],
         cwd,
@@ -173,18 +182,19 @@ async def _run_ink(
 ) -> _Run:
     token = registry.new_token()
     env = {**os.environ, **options.env, TOKEN_ENV: token, SWITCH_ENV: "off"}  # no task is ever rewound
-    proc = await asyncio.create_subprocess_exec(
-        *child_argv(task, root, options),
-        cwd=workspace,
-        env=env,
-        start_new_session=True,
-        preexec_fn=leader_preexec(signals.SIGTERM),  # ink batch killed: the run interrupts itself (R35)
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=64 << 20,  # a stream-json line carries a whole message
-    )
-    entry = registry.register(proc.pid, f"ink -p ({task.id})", token)
+    with orphans.starting_child():  # until registered, a child that has ended looks like an orphan
+        proc = await asyncio.create_subprocess_exec(
+            *child_argv(task, root, options),
+            cwd=workspace,
+            env=env,
+            start_new_session=True,
+            preexec_fn=leader_preexec(signals.SIGTERM),  # ink batch killed: the run interrupts itself (R35)
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=64 << 20,  # a stream-json line carries a whole message
+        )
+        entry = registry.register(proc.pid, f"ink -p ({task.id})", token)
     run = _Run()
     limit = (
         options.timeout_seconds if task.overrides.timeout_seconds is None else task.overrides.timeout_seconds
@@ -193,7 +203,7 @@ async def _run_ink(
     readers = asyncio.gather(_read_events(proc.stdout, run), _read_tail(proc.stderr, run))
     try:
         await _feed(proc, task.prompt)
-        await _wait_or_interrupt(proc, stop)
+        run.interrupted = await _wait_or_interrupt(proc, stop)
         if proc.returncode is None:  # it did not stop after SIGINT within the grace: end the tree
             registry.snapshot(entry)
             run.killed = True
@@ -220,15 +230,18 @@ async def _feed(proc: asyncio.subprocess.Process, prompt: str) -> None:
         pass  # it exited before reading: its exit status says why
 
 
-async def _wait_or_interrupt(proc: asyncio.subprocess.Process, stop: AbortSignal) -> None:
+async def _wait_or_interrupt(proc: asyncio.subprocess.Process, stop: AbortSignal) -> bool:
+    """Wait for the run to end; on ``stop``, interrupt it first. True when it was interrupted."""
     exited = asyncio.ensure_future(proc.wait())
     stopped = asyncio.ensure_future(stop.wait_aborted())
     try:
         await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if not exited.done():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signals.SIGINT)  # the run aborts itself cleanly (R17-R19)
-            await asyncio.wait({exited}, timeout=INTERRUPT_GRACE)
+        if exited.done():
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signals.SIGINT)  # the run aborts itself cleanly (R17-R19)
+        await asyncio.wait({exited}, timeout=INTERRUPT_GRACE)
+        return True
     finally:
         await asyncio.gather(cancel_and_wait(stopped), cancel_and_wait(exited))
 
@@ -265,6 +278,7 @@ def _text_of(message: Mapping[str, Any]) -> str:
 def _run_outcome(run: _Run, stop: AbortSignal) -> dict[str, Any]:
     end = run.run_end or {}
     crashed = run.run_end is None or run.exit_status not in CLEAN_EXITS
+    stopped = run.interrupted and end.get("stopReason") != "completed"  # one that finished is done
     error = end.get("error")
     if crashed:
         error = f"the run crashed (exit status {run.exit_status}): {_tail(run.stderr, 600) or 'no output'}"
@@ -274,8 +288,8 @@ def _run_outcome(run: _Run, stop: AbortSignal) -> dict[str, Any]:
         stop_reason=end.get("stopReason"),
         stage="run",
         error=error,
-        cancelled=stop.reason == "cancelled",
-        timed_out=stop.reason == "timeout",
+        cancelled=stopped and stop.reason == "cancelled",
+        timed_out=stopped and stop.reason == "timeout",
         crashed=crashed and not run.killed,
         exit_status=run.exit_status,
         usage=end.get("usage"),
@@ -309,7 +323,9 @@ def _outcome(
         "usage": usage,
         "receipt": receipt,
         "answer": answer,
-        "diff": "",
+        "diff": b"",
+        "diffSize": 0,
+        "notes": [],
         "session": None,
     }
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
+import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
@@ -30,9 +33,6 @@ from ink.batch.execute import INTERRUPT_GRACE, RunOptions, execute_with_retries,
 from ink.batch.tasks import Task
 from ink.tools import orphans
 from ink.tools.processes import ProcessRegistry
-
-if TYPE_CHECKING:
-    from ink.batch.cli import _Batch
 
 CANCEL_GRACE = INTERRUPT_GRACE + 15.0
 _WATCH_SECONDS = 0.2
@@ -91,7 +91,21 @@ class RayUnavailable(Exception):
     """Ray is not installed, or the cluster cannot be joined; the message says which and what to do."""
 
 
-def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
+class RayBatch(msgspec.Struct):
+    """What the driver needs of a batch: its tasks and settings, its cancel flag, and where results and
+    progress go (``ink.batch.cli`` fills it; this module never imports the command line)."""
+
+    tasks: list[Task]
+    options: RunOptions
+    retries: int
+    cancel: AbortSignal
+    on_start: Callable[[Task], None]
+    on_result: Callable[[dict[str, Any]], None]
+    on_tick: Callable[[], None]
+    on_note: Callable[[str], None]
+
+
+def run_on_ray(batch: RayBatch, address: str, cpus: float) -> None:
     """Raises ``RayUnavailable`` before any task is sent when Ray or the cluster cannot be used."""
     try:
         import ray
@@ -104,23 +118,39 @@ def run_on_ray(batch: _Batch, address: str, cpus: float) -> None:
     try:
         _Driver(ray, batch, cpus).drive()
     finally:
-        if started_here:
+        if started_here is not None:
             ray.shutdown()
+            shutil.rmtree(started_here, ignore_errors=True)
 
 
-def _connect(ray: Any, address: str) -> bool:
-    """Join the cluster; True when a local instance was started for this batch."""
+def _connect(ray: Any, address: str) -> Path | None:
+    """Join the cluster; the temporary folder of the local instance started for this batch, if one was."""
     quiet = {"log_to_driver": False, "include_dashboard": False, "configure_logging": False}
     if address != "auto" or os.environ.get("RAY_ADDRESS"):
         _probe(address if address != "auto" else os.environ["RAY_ADDRESS"])
         ray.init(address=address, **quiet)
-        return False
+        return None
     try:
         ray.init(address="auto", **quiet)
-        return False
+        return None
     except ConnectionError:
-        ray.init(**quiet)
-        return True
+        _private_instance()
+        temporary = Path(tempfile.mkdtemp(prefix="ink-ray-"))
+        ray.init(_temp_dir=str(temporary), **quiet)
+        return temporary
+
+
+def _private_instance() -> None:
+    """The local instance a batch starts is its own: a token of its own (in the environment its
+    processes inherit) instead of Ray's default of making or reusing ``~/.ray/auth_token``, which another
+    cluster may have left there and which would stay behind for the next one; a temporary folder of its
+    own instead of ``/tmp/ray``, where another instance's sessions live."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    import ray._raylet  # Ray read the mode when "auto" looked for a cluster (pinned 2.60): read it again
+
+    ray._raylet.Config.initialize("")  # type: ignore[attr-defined]
 
 
 def _probe(address: str) -> None:
@@ -137,7 +167,7 @@ def _probe(address: str) -> None:
 
 
 class _Driver:
-    def __init__(self, ray: Any, batch: _Batch, cpus: float) -> None:
+    def __init__(self, ray: Any, batch: RayBatch, cpus: float) -> None:
         self.ray, self.batch = ray, batch
         self.control = ray.remote(num_cpus=0)(Control).remote()
         self.remote = ray.remote(num_cpus=cpus, max_retries=0)(run_task_on_worker)
@@ -146,10 +176,10 @@ class _Driver:
         self.deadline: float | None = None
 
     def drive(self) -> None:
-        for task in self.batch.todo:
-            ref = self.remote.remote(task, self.options, self.control, self.batch.ns.retries)
+        for task in self.batch.tasks:
+            ref = self.remote.remote(task, self.options, self.control, self.batch.retries)
             self.pending[ref] = task
-            self.batch.progress.started()
+            self.batch.on_start(task)
         while self.pending:
             try:
                 self._collect()
@@ -160,8 +190,8 @@ class _Driver:
         done, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=1.0)
         for ref in done:
             task = self.pending.pop(ref)
-            self.batch.record(self._result(ref, task))
-        self.batch.progress.tick()
+            self.batch.on_result(self._result(ref, task))
+        self.batch.on_tick()
         if self.deadline is not None and time.monotonic() > self.deadline:
             self._force_cancel()
 
@@ -187,7 +217,7 @@ class _Driver:
             self._force_cancel()
             os._exit(_EXIT_CANCELLED)
         self.batch.cancel.abort("cancelled")
-        self.batch.progress.note("cancelling: interrupting the running tasks (Ctrl+C again to stop at once)")
+        self.batch.on_note("cancelling: interrupting the running tasks (Ctrl+C again to stop at once)")
         self.control.cancel.remote()
         self.deadline = time.monotonic() + CANCEL_GRACE
 

@@ -5,7 +5,10 @@
 ``repo`` is a local directory or a git repository (a URL or a path); a relative path is taken from the
 task file's own directory. Optional per-task overrides of the batch's settings: ``model``, ``provider``,
 ``maxIterations``, ``permissionMode``, ``allow``, ``deny`` (lists of rules) and ``timeoutSeconds``.
-A bad line is a ``TaskFileError`` naming ``file:line``: a batch never starts half-checked.
+A bad line is a ``TaskFileError`` naming ``file:line``: a batch never starts half-checked. The file is
+read a line at a time and checked as it is read (a line holds at most 1 MiB, a file at most
+``MAX_TASKS`` tasks), so a bad line is named as soon as it is reached and a huge file costs no more
+memory than its tasks. It may be a pipe (``ink batch <(make-tasks) ...``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import msgspec
 
 MAX_LINE_BYTES = 1 << 20
+MAX_TASKS = 100_000
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # ids name files and directories
 _TEXT_FIELDS = ("id", "prompt", "repo", "rev", "setup", "check", "model", "provider", "permissionMode")
 _KNOWN = {*_TEXT_FIELDS, "maxIterations", "allow", "deny", "timeoutSeconds"}
@@ -52,30 +56,37 @@ class Task(msgspec.Struct, frozen=True):
 
 def read_tasks(path: Path) -> list[Task]:
     """Every task of ``path``, in file order. Raises ``TaskFileError``."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TaskFileError(f"cannot read the task file {path}: {exc.strerror or exc}") from None
     tasks: list[Task] = []
     seen: set[str] = set()
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            task = _task(_object(line), path.parent)
-        except TaskFileError as exc:
-            raise TaskFileError(f"{path}:{number}: {exc}") from None
-        if task.id in seen:
-            raise TaskFileError(f"{path}:{number}: task id {task.id!r} was used before")
-        seen.add(task.id)
-        tasks.append(task)
+    try:
+        with open(path, "rb") as file:
+            for number, line in enumerate(iter(lambda: file.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    task = _checked(line, path.parent, seen, len(tasks))
+                except TaskFileError as exc:
+                    raise TaskFileError(f"{path}:{number}: {exc}") from None
+                seen.add(task.id)
+                tasks.append(task)
+    except OSError as exc:
+        raise TaskFileError(f"cannot read the task file {path}: {exc.strerror or exc}") from None
     if not tasks:
         raise TaskFileError(f"{path}: no tasks (one JSON object per line)")
     return tasks
 
 
+def _checked(line: bytes, base: Path, seen: set[str], count: int) -> Task:
+    if count >= MAX_TASKS:
+        raise TaskFileError(f"more than {MAX_TASKS:,} tasks: split the file into several batches")
+    task = _task(_object(line), base)
+    if task.id in seen:
+        raise TaskFileError(f"task id {task.id!r} was used before")
+    return task
+
+
 def _object(line: bytes) -> dict[str, Any]:
-    if len(line) > MAX_LINE_BYTES:
+    if len(line.rstrip(b"\r\n")) > MAX_LINE_BYTES:
         raise TaskFileError("the line is longer than 1 MiB")
     try:
         value = json.loads(line.decode("utf-8"))

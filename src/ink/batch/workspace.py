@@ -1,10 +1,17 @@
 """A fresh workspace per task, and what the run changed in it.
 
-The workspace is a copy of a local directory (uncommitted and untracked files included), or a clone of a
-git repository checked out at ``rev``; the original is only ever read. What the run changed is measured
-against a baseline taken after ``setup``, in a shadow git store *outside* the workspace (its own
-``--git-dir``), so it works without a repository, honours the workspace's ``.gitignore`` files, and never
-touches a repository's index, refs or hooks.
+The workspace is a copy of a local directory (uncommitted and untracked files included; regular files,
+folders and symlinks only, within a byte budget: ``ink.batch.copying``), or a clone of a git repository
+checked out at ``rev``; the original is only ever read. What the run changed is measured against a
+baseline taken after ``setup``, in a shadow git store *outside* the workspace (its own ``--git-dir``), so
+it works without a repository, honours the workspace's ``.gitignore`` files, and never touches a
+repository's index, refs or hooks.
+
+The diff is git's own bytes (``git diff --binary`` written to a file): binary files, CRLF line ends and
+text in any encoding come back exactly, so ``git apply`` reproduces the run's changes. The store reads no
+user or system configuration and its ``info/attributes`` unsets every attribute that converts bytes
+(``text``, ``eol``, ``ident``, filters, ``working-tree-encoding``) whatever the workspace's
+``.gitattributes`` say.
 """
 
 from __future__ import annotations
@@ -12,15 +19,17 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Callable
+import threading
 from pathlib import Path
 
 from ink.agent.abort import AbortSignal
+from ink.batch.copying import CopyError, copy_tree
 from ink.batch.tasks import Task, is_remote
 from ink.tools.processes import ProcessRegistry
 from ink.tools.shell import run_process
 
-MAX_DIFF_CHARS = 2_000_000
+MAX_DIFF_BYTES = 256 << 20  # of a diff file; a longer one is cut at a line end, and the result says so
+DEFAULT_COPY_BUDGET = 10 << 30  # bytes of one workspace copy (--max-copy-bytes)
 GIT_TIMEOUT = 600.0
 _GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # a private repository fails instead of waiting for a password
@@ -40,6 +49,24 @@ _QUIET_GIT = (
     "-c",
     "core.safecrlf=false",
 )
+_SEALED_GIT = (
+    "-c",
+    f"core.attributesFile={os.devnull}",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.symlinks=true",
+)
+_SEALED_ENV = {
+    "GIT_CONFIG_GLOBAL": os.devnull,  # the user's settings (autocrlf, filters, diff options) must not apply
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_CONFIG_PARAMETERS": "",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+    "GIT_NAMESPACE": "",
+}
+ATTRIBUTES = b"* -text -eol -crlf -ident -filter -working-tree-encoding\n"
+"""The store's ``info/attributes``, which outranks every ``.gitattributes``: no conversion of bytes."""
 
 
 class WorkspaceError(Exception):
@@ -52,16 +79,22 @@ class Git:
     def __init__(self, registry: ProcessRegistry, signal: AbortSignal) -> None:
         self.registry, self.signal = registry, signal
 
-    async def run(self, *args: str, cwd: Path, what: str) -> str:
+    async def run(
+        self,
+        *args: str,
+        cwd: Path,
+        what: str,
+        config: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> str:
         result = await run_process(
-            ["git", *_QUIET_GIT, *args],
+            ["git", *_QUIET_GIT, *config, *args],
             cwd,
             self.signal,
             self.registry,
             GIT_TIMEOUT,
-            env=_GIT_ENV,
-            label=f"git {args[0]}",
-            output_cap=MAX_DIFF_CHARS * 2,
+            env={**_GIT_ENV, **(env or {})},
+            label=f"git {next(a for a in args if not a.startswith('--'))}",
         )
         if result.interrupted:
             raise WorkspaceError(f"{what}: interrupted")
@@ -71,21 +104,24 @@ class Git:
         return result.output
 
 
-async def prepare(task: Task, workspace: Path, git: Git, avoid: tuple[Path, ...] = ()) -> None:
-    """Make ``workspace`` a fresh copy or checkout of the task's repository. A copy leaves out the
-    directories in ``avoid`` (the batch's own output, when it lies inside the repository) and the
-    workspace itself. Raises ``WorkspaceError``."""
+async def prepare(
+    task: Task,
+    workspace: Path,
+    git: Git,
+    avoid: tuple[Path, ...] = (),
+    budget: int = DEFAULT_COPY_BUDGET,
+) -> list[str]:
+    """Make ``workspace`` a fresh copy or checkout of the task's repository; returns notes on what a copy
+    left out (FIFOs, devices, sockets). A copy leaves out the directories in ``avoid`` (the batch's own
+    output, when it lies inside the repository) and the workspace itself, and stops when ``git.signal``
+    aborts. Raises ``WorkspaceError``."""
     await asyncio.to_thread(_clear, workspace)
     local = Path(task.repo) if not is_remote(task.repo) else None
     if local is not None and not local.is_dir():
         raise WorkspaceError(f"repo {task.repo}: no such directory")
     if local is not None and task.rev is None:
-        try:
-            skip = _skipping({p.resolve() for p in (*avoid, workspace)})
-            await asyncio.to_thread(shutil.copytree, local, workspace, symlinks=True, ignore=skip)
-        except (OSError, shutil.Error, RecursionError) as exc:
-            raise WorkspaceError(f"copying {task.repo}: {exc}") from None
-        return
+        avoided = {p.resolve() for p in (*avoid, workspace)}
+        return await _copy(local.resolve(), workspace, git.signal, avoided, budget)
     await git.run(
         "clone",
         "--quiet",
@@ -100,6 +136,32 @@ async def prepare(task: Task, workspace: Path, git: Git, avoid: tuple[Path, ...]
         await git.run(
             "checkout", "--quiet", "--detach", task.rev, "--", cwd=workspace, what=f"checking out {task.rev}"
         )
+    return []
+
+
+async def _copy(
+    source: Path, workspace: Path, signal: AbortSignal, avoid: set[Path], budget: int
+) -> list[str]:
+    stop = threading.Event()
+    forget = signal.on_abort(lambda _reason: stop.set())
+    if signal.aborted:
+        stop.set()
+    try:
+        return await asyncio.to_thread(
+            copy_tree,
+            source,
+            workspace,
+            budget=budget,
+            stop=stop,
+            skip=avoid.__contains__,  # source resolved
+        )
+    except CopyError as exc:
+        raise WorkspaceError(f"copying {source}: {exc}") from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise WorkspaceError(f"copying {source}: {exc.strerror or exc}{where}") from None
+    finally:
+        forget()
 
 
 def _clear(workspace: Path) -> None:
@@ -108,21 +170,21 @@ def _clear(workspace: Path) -> None:
     workspace.parent.mkdir(parents=True, exist_ok=True)
 
 
-def _skipping(paths: set[Path]) -> Callable[[str, list[str]], set[str]]:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        return {name for name in names if (Path(directory) / name).resolve() in paths}
-
-    return ignore
-
-
 class Baseline:
     """The workspace as it was before the run, in a git store kept beside it (never inside)."""
 
     def __init__(self, workspace: Path, store: Path) -> None:
         self.workspace, self.store = workspace, store
 
-    def _args(self, *args: str) -> tuple[str, ...]:
-        return (f"--git-dir={self.store}", f"--work-tree={self.workspace}", *args)
+    async def _git(self, git: Git, *args: str, what: str) -> str:
+        env = {
+            **_SEALED_ENV,
+            "GIT_DIR": str(self.store),
+            "GIT_WORK_TREE": str(self.workspace),
+            "GIT_INDEX_FILE": str(self.store / "index"),
+            "GIT_OBJECT_DIRECTORY": str(self.store / "objects"),
+        }
+        return await git.run(*args, cwd=self.workspace, what=what, config=_SEALED_GIT, env=env)
 
     async def take(self, git: Git) -> None:
         await asyncio.to_thread(remove_tree, self.store)
@@ -133,25 +195,47 @@ class Baseline:
             cwd=self.workspace.parent,
             what="recording the baseline",
         )
-        await git.run(*self._args("add", "--all"), cwd=self.workspace, what="recording the baseline")
-        await git.run(
-            *self._args("commit", "--quiet", "--allow-empty", "--no-verify", "-m", "baseline"),
-            cwd=self.workspace,
+        (self.store / "info").mkdir(exist_ok=True)
+        (self.store / "info" / "attributes").write_bytes(ATTRIBUTES)
+        await self._git(git, "add", "--all", what="recording the baseline")
+        await self._git(
+            git,
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            "baseline",
             what="recording the baseline",
         )
 
-    async def diff(self, git: Git) -> str:
-        """A unified diff of everything changed since ``take`` (created, deleted, modified, mode changes),
-        cut at ``MAX_DIFF_CHARS`` with a note."""
-        await git.run(*self._args("add", "--all"), cwd=self.workspace, what="collecting the diff")
-        text = await git.run(
-            *self._args("diff", "--cached", "--no-color", "--no-ext-diff", "HEAD"),
-            cwd=self.workspace,
+    async def diff(self, git: Git) -> tuple[bytes, int]:
+        """Everything changed since ``take`` (created, deleted, modified, mode changes, binary files) as
+        git's bytes, and their full size: at most ``MAX_DIFF_BYTES``, cut at a line end beyond."""
+        await self._git(git, "add", "--all", what="collecting the diff")
+        out = self.store.parent / "run.diff"
+        await self._git(
+            git,
+            "diff",
+            "--cached",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            f"--output={out}",
+            "HEAD",
             what="collecting the diff",
         )
-        if len(text) > MAX_DIFF_CHARS:
-            return text[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS} characters of {len(text)}]\n"
-        return text
+        return await asyncio.to_thread(_read_cut, out, MAX_DIFF_BYTES)
+
+
+def _read_cut(path: Path, limit: int) -> tuple[bytes, int]:
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        data = file.read(limit)
+    if size > limit:
+        data = data[: data.rfind(b"\n") + 1]
+    return data, size
 
 
 def remove_tree(path: Path) -> None:
