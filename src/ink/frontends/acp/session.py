@@ -19,7 +19,7 @@ import msgspec
 from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
 from ink.ai.messages import ToolImage, ToolResult
-from ink.frontends.acp import updates
+from ink.frontends.acp import jobs, updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.mcp import offer_mcp_prompts
 from ink.frontends.acp.rewind import AcpRewind, is_rewind
@@ -30,6 +30,7 @@ from ink.run import events as ev
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import ALLOWING, InputMode
 from ink.vocabulary import Answer as PermissionAnswer
+from ink.wiring.jobs import resume_note
 
 if TYPE_CHECKING:
     from ink.wiring import App
@@ -99,9 +100,13 @@ class AcpSession(EventReducer):
         self.controller.abort(CANCEL_REASON)
 
     def replay(self) -> None:
-        """Show the history as updates (``session/load``)."""
+        """Show the history as updates (``session/load``), then which background jobs ended with the
+        session's last ink process (R43)."""
         for update in updates.replay(self.controller.history.messages, self._tool):
             self._update(update)
+        ended = resume_note(self.app.jobs)
+        if ended is not None:
+            self._update(updates.thought_chunk(f"\n[{ended}]\n"))
 
     async def aclose(self, reason: str) -> None:
         """Abort what runs, let it settle (its prompts are answered on the way), close the app, and end
@@ -208,6 +213,12 @@ class AcpSession(EventReducer):
         call_id = self._asked.pop(event.request_id, None)
         if call_id is not None and event.decision in ALLOWING:
             self._update(updates.status_update(call_id, "in_progress"))
+
+    def job_start(self, event: ev.JobStart) -> None:
+        self._update(jobs.job_call(event))  # R43: a tool call of its own, in progress until it ends
+
+    def job_end(self, event: ev.JobEnd) -> None:
+        self._update(jobs.job_result(event, self.app.jobs))
 
     def sub_agent(self, event: ev.RunEvent) -> None:
         """A sub-agent's work is not this conversation (R7): its tool calls show as updates of the

@@ -214,6 +214,21 @@ def _replay_reply(
 # -- pieces ------------------------------------------------------------------------------------------
 
 
+def text_content(text: str) -> Update:
+    """Text as a tool call's content item."""
+    return {"type": "content", "content": _text(text)}
+
+
+def fence(text: str) -> str:
+    """``text`` shown verbatim (a command's output), in a code fence longer than any run of backticks."""
+    return _fence(text)
+
+
+def title_of(text: str) -> str:
+    """A call's title: the first line, at most ``TITLE_CHARS``."""
+    return _shorten(text)
+
+
 def _text(text: str) -> Update:
     return {"type": "text", "text": text}
 

@@ -27,6 +27,7 @@ from ink.frontends.tui.completion import build_completer
 from ink.frontends.tui.editor import replace_text, restore_into
 from ink.frontends.tui.external_editor import edit_in_editor
 from ink.frontends.tui.history import prompt_history
+from ink.frontends.tui.jobs import status_count
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
 from ink.frontends.tui.mentions import Attached, attach
@@ -51,6 +52,7 @@ from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
 from ink.vocabulary import InputMode
 from ink.wiring import App
+from ink.wiring.jobs import resume_note
 from ink.wiring.mcp_part import mcp_of
 
 log = logging.getLogger(__name__)
@@ -147,6 +149,10 @@ class TuiApp:
         would send them, its unended rest waits in the editor."""
         if banner:
             self._view.print(*banner)
+            self._dirty.set()
+        ended = resume_note(self._core.jobs)  # R43: what the last ink process of this session ended
+        if ended is not None:
+            self._view.print(Block("warning", ended))
             self._dirty.set()
         if first_prompt:
             self.controller.submit(first_prompt)
@@ -306,6 +312,7 @@ class TuiApp:
             hint,
             settings.permission_mode,
             sandbox_label(self._core.sandbox.mode),
+            status_count(self._core.jobs),
         )
         return status_fragments(status, self._width())  # type: ignore[return-value]
 

@@ -1,6 +1,6 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``, ``/mcp``, ``/rewind``. Each prints what it did into the scrollback; none keeps run-control
-state of its own.
+``/compact``, ``/mcp``, ``/rewind``, ``/jobs``. Each prints what it did into the scrollback; none keeps
+run-control state of its own.
 
 A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
 """
@@ -17,11 +17,13 @@ from ink.config.commands import CustomCommand
 from ink.frontends.tui.agentcontrol import agents_command
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.folds import header
+from ink.frontends.tui.jobs import jobs_command
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
 from ink.wiring import App
+from ink.wiring.jobs import resume_note
 from ink.wiring.mcp_part import McpPart, mcp_of
 
 
@@ -192,6 +194,9 @@ def _resume(host: CommandHost, args: str) -> None:
         return
     say(host, f"── resumed session {info.id[:8]} · {info.message_count} messages ──")
     host.view.print(*replay_tail(core))
+    ended = resume_note(core.jobs)  # R43: what the session's last ink process ended
+    if ended is not None:
+        say(host, ended, "warning")
 
 
 def replay_tail(core: App, keep: int = 2) -> list[Block]:
@@ -282,6 +287,10 @@ def _answer_mcp(host: CommandHost, part: McpPart, action: str, text: str) -> Non
         say(host, f"{exc}; the question is still open", "error")
 
 
+def _jobs(host: CommandHost, args: str) -> None:
+    jobs_command(host.core.jobs, host.view.print, args)
+
+
 def _agents(host: CommandHost, args: str) -> None:
     host.view.print(agents_command(host.view.sub_agents, host.core.agents, args))
 
@@ -301,6 +310,7 @@ COMMANDS: dict[str, Command] = {
         Command("mcp", "/mcp [approve NAME|answer ...]", "MCP servers, their state and tools", _mcp),
         Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
         Command("agents", "/agents [N|stop|steer]", "running sub-agents: pick, stop or steer one", _agents),
+        Command("jobs", "/jobs [ID|kill ID]", "background jobs: list, read one's output, kill one", _jobs),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )

@@ -133,6 +133,7 @@ class Status(msgspec.Struct, frozen=True):
     hint: str
     mode: str = ""  # the permission mode (Shift+Tab switches it)
     sandbox: str = ""  # what commands run in (--sandbox; Shift+Tab leaves it alone)
+    jobs: str = ""  # background jobs running: "2 jobs" (R43)
 
 
 def sandbox_label(mode: str) -> str:
@@ -168,7 +169,7 @@ def status_fragments(status: Status, width: int) -> Fragments:
     """``● running · writing 3s`` on the left; model, cwd, tokens and cost on the right; keys below."""
     marks = {"idle": ("class:status.idle", "○ idle"), "aborting": ("class:status.aborting", "◌ aborting")}
     style, state = marks.get(status.state, ("class:status.running", "● running"))
-    left = state
+    left = state + (f" · {status.jobs}" if status.jobs else "")
     if status.activity:
         left += f" · {status.activity}"
         if status.activity_seconds >= 1:

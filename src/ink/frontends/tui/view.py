@@ -20,6 +20,7 @@ from msgspec.structs import replace
 from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
 from ink.frontends.reducer import EventReducer
+from ink.frontends.tui import jobs
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
@@ -207,6 +208,12 @@ class EventView(EventReducer):
 
     def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
         self._printed.append(Block("info", f"the MCP server's question: {event.action}", "dim"))
+
+    def job_start(self, event: ev.JobStart) -> None:
+        self._printed.append(jobs.started_block(event))
+
+    def job_end(self, event: ev.JobEnd) -> None:
+        self._printed.append(jobs.ended_block(event))  # R43: the user hears of it at once
 
     def notice(self, event: ev.Notice) -> None:
         self._printed.append(Block("warning" if event.level == "warning" else "info", sanitize(event.text)))

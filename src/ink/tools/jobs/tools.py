@@ -5,16 +5,15 @@ A job is started by ``bash`` with ``background: true``; its result names the job
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
 from ink.tools.base import BaseTool, arg_str, error, get_int, get_str, object_schema
-from ink.tools.jobs.output import HEAD_BYTES, LIMIT_BYTES, TAIL_BYTES, read_tail
-from ink.tools.jobs.registry import JobRegistry, UnknownJob, duration
-from ink.tools.jobs.types import JobInfo, how_it_ended
+from ink.tools.jobs.output import HEAD_BYTES, TAIL_BYTES
+from ink.tools.jobs.reading import describe_job, last_lines
+from ink.tools.jobs.registry import JobRegistry, UnknownJob
+from ink.tools.jobs.types import JobInfo
 from ink.tools.limits import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, bounded, plural
 from ink.tools.output import HeadTailBuffer
 
@@ -110,34 +109,3 @@ class JobKillTool(BaseTool):
             return error(f"{job_id} did not end: its processes could not be stopped.")
         last = last_lines(self._jobs, info, LAST_LINES)
         return ToolOutput(f"{describe_job(info)}\nIts last lines:\n{last or '(no output)'}")
-
-
-def describe_job(info: JobInfo) -> str:
-    """``job-1 (npm run dev, pid 123): running for 2 min 3 s.``"""
-    what = f"{info.job_id} ({bounded(info.command, 200)}, pid {info.pid})"
-    if info.running:
-        since = duration(time.time() - info.started_at)
-        return f"{what}: {'stopping' if info.state == 'ending' else 'running'} for {since}."
-    took = f" after {duration(info.ended_at - info.started_at)}" if info.ended_at else ""
-    return f"{what}: {how_it_ended(info)}{took}."
-
-
-def last_lines(jobs: JobRegistry, info: JobInfo, lines: int) -> str:
-    """The job's last ``lines`` lines, at most ``MAX_OUTPUT_BYTES`` (the end kept)."""
-    output = jobs.output(info.job_id)
-    if output is not None:
-        text = output.text()
-    elif info.output is not None:
-        try:
-            text, _more = read_tail(Path(info.output), LIMIT_BYTES + 1024)
-        except OSError as exc:
-            return f"(its output file {info.output} cannot be read: {exc.strerror or exc})"
-    else:
-        return ""
-    data = "".join(text.splitlines(keepends=True)[-lines:]).encode("utf-8", "surrogateescape")
-    if len(data) <= MAX_OUTPUT_BYTES:
-        return data.decode("utf-8", "surrogateescape")
-    data = data[-MAX_OUTPUT_BYTES:]
-    start = data.find(b"\n")
-    data = data[start + 1 :] if 0 <= start < len(data) // 2 else data  # from a line's start
-    return "[... earlier lines cut ...]\n" + data.decode("utf-8", "replace")
