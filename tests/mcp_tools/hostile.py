@@ -39,6 +39,7 @@ TOOLS = [
         "ask",
         "roots",
         "crash",
+        "shout",
     )
 ]
 REFUSED = [
@@ -121,6 +122,12 @@ def call(request_id: object, name: str, args: dict) -> None:
         text(request_id, "extra ran")
     elif name == "crash":
         sys.exit(4)
+    elif name == "shout":  # 20 MB of stderr, then its last words, then exit
+        for _ in range(20):
+            sys.stderr.write("noise " * 174762 + "\n")
+        sys.stderr.write("the last words\n")
+        sys.stderr.flush()
+        sys.exit(5)
     # silent: no answer
 
 

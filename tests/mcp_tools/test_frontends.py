@@ -68,7 +68,7 @@ def test_ink_mcp_help_and_a_list_with_what_was_left_out(tmp_path: Path) -> None:
     done = run_ink(["mcp", "list"], env, tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("h  ready  stdio  11 tools")
+    assert lines[0].startswith("h  ready  stdio  12 tools")
     assert "  prompts: /mcp__h__review /mcp__h__hello" in lines
     assert "  resources: 2 (mention one as @h:URI)" in lines
     task_only = "  note: tool 'later' left out: it runs only as an MCP task, which ink does not support yet"

@@ -105,6 +105,12 @@ async def test_a_crash_fails_the_server_with_its_exit_code(manager: McpManager) 
     assert out.is_error and "exited with code 4" in out.output
 
 
+async def test_a_server_that_floods_its_stderr_costs_only_its_tail(manager: McpManager) -> None:
+    out = await asyncio.wait_for(run(manager, "shout"), 60)
+    assert out.is_error and "exited with code 5" in out.output and "the last words" in out.output
+    assert len(out.output) < 2000  # 20 MB of stderr: the tail quoted, 16 KiB kept
+
+
 async def test_lists_refuse_duplicates_empty_bidi_and_task_only_tools(manager: McpManager) -> None:
     [status] = manager.statuses()
     assert "mcp__h__echo" in status.tools and "mcp__h__later" not in status.tools

@@ -49,7 +49,7 @@ def test_a_servers_question_is_answered_with_a_command_and_prompts_complete(
 ) -> None:
     fake_server.script(call("mcp__h__ask", {}), say("Blue it is."))
     ink = start_ink(config=CONFIG)
-    ink.wait_text("MCP servers: h: 11 tools", timeout=60)
+    ink.wait_text("MCP servers: h: 12 tools", timeout=60)
     ink.type_line("pick a color")
     ink.wait_text("MCP server h asks: Which color?", timeout=60)
     ink.type_line("/mcp answer colour=blue")  # not a field: refused, the question stays open

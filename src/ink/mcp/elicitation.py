@@ -24,6 +24,7 @@ import msgspec
 from ink.run.events import ElicitationRequest, ElicitationResolved, RunEvent
 
 ACTIONS = ("accept", "decline", "cancel")
+MAX_OPEN = 5  # questions open at once; a server that asks more is declined (nobody answers a flood)
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -148,6 +149,8 @@ class ElicitationBroker:
             fields(schema)
         except BadAnswer:
             return {"action": "decline"}  # a form nobody could fill in
+        if len(self._open) >= MAX_OPEN:
+            return {"action": "decline"}
         question = ElicitationRequest(f"elicit-{next(self._ids)}", server, message, dict(schema))
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._open[question.id] = (question, future)

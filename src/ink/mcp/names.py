@@ -27,4 +27,3 @@ def tool_name(server: str, tool: str) -> str:
 
     digest = hashlib.sha256(wanted.encode("utf-8")).hexdigest()[:_SUFFIX]
     return f"{cleaned[: MAX_NAME - _SUFFIX - 1]}_{digest}"
-

@@ -2,8 +2,8 @@
 
 The process gets a minimal environment (as the MCP SDK gives: ``HOME``, ``PATH``, ...) plus the
 server's ``env`` and ink's process token, runs in its own process group and is registered with the
-``ProcessRegistry`` (R35), so no server outlives ink. Its stderr goes to a temporary file whose tail
-explains a crash.
+``ProcessRegistry`` (R35), so no server outlives ink. Of its stderr only the last ``STDERR_KEPT``
+bytes are kept, in memory: their tail explains a crash, and a server that logs gigabytes costs nothing.
 
 Lines are cut from what each read returns and joined once (linear in the line's length, however it
 arrives); a line over ``MAX_MESSAGE_BYTES`` is skipped as it streams, keeping only its head and tail to
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Mapping
-from typing import IO, Any
+from typing import Any
 
 from ink.mcp.wire import ID_WINDOW, MAX_MESSAGE_BYTES, BadMessage, decode, encode, find_id, size_text
 from ink.tools.processes import TOKEN_ENV, ProcessEntry, ProcessRegistry
@@ -25,6 +23,7 @@ from ink.tools.processes import TOKEN_ENV, ProcessEntry, ProcessRegistry
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 READ_SIZE = 256 * 1024
 STDERR_TAIL = 600  # characters of a crashed server's stderr quoted in its error
+STDERR_KEPT = 16 * 1024  # bytes of its stderr kept (the most recent)
 EXIT_WAIT = 2.0  # seconds to wait for a server to exit once its stdin is closed, before the registry ends it
 
 Deliver = Callable[[dict[str, Any]], None]
@@ -48,7 +47,8 @@ class StdioTransport:
         self._processes = processes
         self._label = label
         self._proc: asyncio.subprocess.Process | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr = bytearray()  # the last STDERR_KEPT bytes of its stderr
+        self._stderr_reader: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self.process: ProcessEntry | None = None
 
@@ -56,19 +56,27 @@ class StdioTransport:
         """Start the process and begin reading it. Raises ``OSError`` when it cannot be started."""
         token = ProcessRegistry.new_token()
         env = {**self._env, TOKEN_ENV: token}
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._proc = proc = await asyncio.create_subprocess_exec(
             *self._argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=self._stderr,
+            stderr=asyncio.subprocess.PIPE,
             env=env,
             cwd=self._cwd,
             start_new_session=True,
         )
         self.process = self._processes.register(proc.pid, self._label, token)
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
+        self._stderr_reader = asyncio.ensure_future(self._keep_stderr(proc.stderr))
         self._reader = asyncio.ensure_future(self._read(proc, proc.stdout, deliver, unreadable, lost))
+
+    async def _keep_stderr(self, stderr: asyncio.StreamReader) -> None:
+        try:
+            while chunk := await stderr.read(READ_SIZE):
+                self._stderr += chunk
+                del self._stderr[:-STDERR_KEPT]
+        except OSError:
+            pass
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Raises ``OSError`` (``BrokenPipeError``) when the server no longer reads."""
@@ -103,20 +111,13 @@ class StdioTransport:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), EXIT_WAIT)
+        if self._stderr_reader is not None:  # its last words, before they are quoted
+            await asyncio.wait({self._stderr_reader}, timeout=EXIT_WAIT)
         code = proc.returncode
         lost("it closed its output" if code is None else f"it exited with code {code}")
 
     def stderr_tail(self) -> str:
-        stream = self._stderr
-        if stream is None or stream.closed:
-            return ""
-        try:
-            stream.flush()
-            size = stream.seek(0, os.SEEK_END)
-            stream.seek(max(0, size - 4 * STDERR_TAIL))
-            text = stream.read()[-STDERR_TAIL:]
-        except (OSError, ValueError):
-            return ""
+        text = self._stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
         lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
         return " | ".join(lines[-2:])
 
@@ -133,8 +134,10 @@ class StdioTransport:
         if reader is not None and not reader.done():
             reader.cancel()
             await asyncio.wait({reader})
-        if self._stderr is not None:
-            self._stderr.close()
+        for task in (self._stderr_reader,):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
 
 
 class LineSplitter:
