@@ -13,6 +13,8 @@ Measured per run, medians over RUNS (default 30):
 - SIGINT -> exit of a real ``ink -p`` process while its reply streams, and of the stdlib baseline loop
   in the same spot (bench/sigint_exit.py).
 - abort -> ``run_end`` through a real ``ink --mode rpc`` process while bash runs (bench/rpc_abort.py).
+- end of input -> exit of ``ink --mode rpc`` with 20 background jobs running, and -> every process of
+  their trees gone (bench/jobs_exit.py; fewer runs: each starts an ink and 20 jobs).
 
 Targets (issue 3): stream closed <= 2 ms, group dead <= 10 ms, idle <= 10 ms; (issue 11) SIGINT -> exit
 of ``ink -p`` <= 50 ms; (issue 16) abort -> run_end through RPC during bash <= 10 ms.
@@ -35,7 +37,7 @@ from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.scripted_tools import ScriptedTool
 from tests.waiting import wait_until
 
-from bench import rpc_abort, sigint_exit
+from bench import jobs_exit, rpc_abort, sigint_exit
 from ink.agent.loop import LoopSetup
 from ink.ai.http import NO_RETRY
 from ink.ai.openai import OpenAIProvider
@@ -216,6 +218,7 @@ def main(argv: list[str]) -> int:
     results = asyncio.run(measure(args.runs))
     results |= sigint_exit.measure(args.runs)
     results |= rpc_abort.measure(args.runs)
+    results |= jobs_exit.measure(max(3, args.runs // 3))
     report = table(results, args.runs)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(report + kept_notes())

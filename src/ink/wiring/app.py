@@ -254,6 +254,7 @@ class App:
         if self._closed:
             return
         self._closed = True
+        self.jobs.stop_all()  # R43: their trees end while the run settles; waited for below
         await self.controller.shutdown()
         job_survivors = await self.jobs.aclose()  # R43: with the session, before its file closes
         remove_scratch(self._job_scratch)

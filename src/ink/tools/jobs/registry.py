@@ -322,6 +322,13 @@ class JobRegistry:
                 job.proc.kill()  # a stopped or stuck keeper: the watcher ends the tree through its token
             await asyncio.wait_for(job.ended.wait(), bound + 2.0)
 
+    def stop_all(self) -> None:
+        """The app is closing: every job starts ending now (``aclose`` waits for them), so their trees end
+        while the rest of the app closes."""
+        for job in self._live.values():
+            if job.state in ("running", "ending"):
+                self._stop(job, "session")
+
     async def aclose(self) -> list[Survivor]:
         """The end of the app: every job ends with its tree, recorded as ended with the session.
         Bounded (the kill bound, twice at worst). Returns what could not be ended."""
