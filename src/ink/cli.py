@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["batch"]:
         from ink.batch.cli import main as batch_main
 
-        return batch_main(args[1:], check_settings=_batch_settings_problem)
+        return batch_main(args[1:], check_settings=_batch_settings)
     debug = "--debug" in args
     from ink.redaction import Redactor
 
@@ -259,16 +259,17 @@ def _settings(ns: argparse.Namespace) -> Settings:
     return load_settings(flags, os.environ, Path.cwd())
 
 
-def _batch_settings_problem(flags: list[str]) -> str | None:
-    """What ``ink -p`` with ``flags`` would refuse before running: the settings and the key (for ``ink
-    batch``, which checks once what each of its runs would otherwise fail on)."""
+def _batch_settings(flags: list[str]) -> Settings | str:
+    """The settings of ``ink -p`` with ``flags``, or what it would refuse before running: the settings
+    and the key (for ``ink batch``, which checks once what each of its runs would otherwise fail on)."""
     from ink.config import ConfigError
 
     try:
         settings = _settings(_parser().parse_args([*flags, "-p", "-"]))
     except (UsageError, ConfigError) as exc:
         return str(exc)
-    return _preflight(settings)
+    problem = _preflight(settings)
+    return settings if problem is None else problem
 
 
 def _preflight(settings: Settings) -> str | None:

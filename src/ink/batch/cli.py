@@ -25,8 +25,12 @@ from ink.batch.execute import RunOptions, ink_command
 from ink.batch.progress import Progress
 from ink.batch.ray_backend import RayBatch, RayUnavailable, run_on_ray
 from ink.batch.results import ResultsFile, status_of, summary
+from ink.batch.sandboxing import StepSandbox, batch_sandbox
 from ink.batch.tasks import Task, TaskFileError, read_tasks
 from ink.batch.workspace import DEFAULT_COPY_BUDGET
+from ink.config import Settings
+from ink.config.sandbox import SANDBOX_MODES
+from ink.sandbox import SandboxRefused
 
 EXIT_OK, EXIT_TASK_ERRORS, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -35,13 +39,13 @@ class _UsageError(Exception):
     pass
 
 
-SettingsCheck = Callable[[list[str]], "str | None"]
+SettingsCheck = Callable[[list[str]], "Settings | str"]
 
 
 def main(args: list[str], check_settings: SettingsCheck) -> int:
     """``check_settings(flags)`` resolves the flags every run gets as ink itself would (config files and
-    environment included) and returns the problem, if any: a bad model name or a missing key then fails
-    once here instead of once per task."""
+    environment included) and returns the settings, or the problem: a bad model name or a missing key
+    then fails once here instead of once per task."""
     try:
         ns = _parser().parse_args(args)
         tasks, options = _prepare(ns, check_settings)
@@ -87,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         ("--permission-mode", "MODE", "ask (default: asks are refused), accept-edits or yolo"),
     ):
         p.add_argument(flag, metavar=meta, help=text)
+    p.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        help="what every run and its set-up and check commands may touch (default: workspace-write)",
+    )
     p.add_argument("--allow", metavar="RULE", action="append", default=[], help="run unasked")
     p.add_argument("--deny", metavar="RULE", action="append", default=[], help="never run")
     return p
@@ -123,9 +132,7 @@ def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[lis
         flags += [f"--{name.replace('_', '-')}", str(value)] if value is not None else []
     flags += [f for rule in ns.allow for f in ("--allow", rule)]
     flags += [f for rule in ns.deny for f in ("--deny", rule)]
-    problem = check_settings(flags)
-    if problem is not None:
-        raise _UsageError(problem)
+    sandbox = _sandbox(check_settings, flags, ns.sandbox)
     avoid = (str(ns.out),)
     options = RunOptions(
         ink=ink_command(),
@@ -133,8 +140,24 @@ def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[lis
         timeout_seconds=ns.timeout,
         avoid=avoid,
         copy_budget=ns.max_copy_bytes,
+        sandbox=sandbox,
     )
     return tasks, options
+
+
+def _sandbox(check_settings: SettingsCheck, flags: list[str], asked: str | None) -> StepSandbox:
+    """The settings every run gets, checked once, and the sandbox they choose (R41): a mode asked for
+    that cannot start here is a usage error; the default falls back to off with one notice."""
+    checked = check_settings([*flags, *(["--sandbox", asked] if asked else [])])
+    if isinstance(checked, str):
+        raise _UsageError(checked)
+    try:
+        sandbox, notice = batch_sandbox(checked)
+    except SandboxRefused as exc:
+        raise _UsageError(str(exc)) from None
+    if notice is not None:
+        print(f"ink: {notice}", file=sys.stderr)
+    return sandbox
 
 
 class _Batch:

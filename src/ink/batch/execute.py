@@ -24,6 +24,7 @@ import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.tasks import cancel_and_wait
+from ink.batch.sandboxing import StepSandbox, TaskSandbox
 from ink.batch.tasks import Task
 from ink.batch.workspace import DEFAULT_COPY_BUDGET, Baseline, Git, WorkspaceError, prepare
 from ink.checkpoints import SWITCH_ENV
@@ -49,6 +50,7 @@ class RunOptions(msgspec.Struct, frozen=True):
     env: Mapping[str, str] = msgspec.field(default_factory=dict)  # added to the environment of every run
     avoid: tuple[str, ...] = ()  # never copied into a workspace: the batch's own output directory
     copy_budget: int = DEFAULT_COPY_BUDGET  # bytes of one workspace copy
+    sandbox: StepSandbox = StepSandbox()  # every run's --sandbox, and what set-up and check run in (R41)
 
 
 class _Run(msgspec.Struct):
@@ -72,13 +74,14 @@ async def execute(
     """
     started = time.monotonic()
     registry = ProcessRegistry()
+    sandbox = TaskSandbox(options.sandbox, root / "workspace")
     stop = AbortSignal()  # this task's own: the batch's cancel, or its time limit
     forward = cancel.on_abort(lambda _reason: stop.abort("cancelled"))
     result: dict[str, Any] = {"id": task.id, "attempt": attempt, "started": not cancel.aborted}
     try:
         if cancel.aborted:
             return result | _outcome(stop_reason=None, stage="not_started", cancelled=True)
-        result |= await _stages(task, root, options, stop, cancel, registry)
+        result |= await _stages(task, root, options, stop, cancel, registry, sandbox)
     except Exception as exc:  # a bug or an unforeseen failure costs this task, never the batch
         result |= _outcome(
             stop_reason=None, stage="internal", error=f"internal error: {type(exc).__name__}: {exc}"
@@ -86,6 +89,7 @@ async def execute(
     finally:
         forward()
         await registry.terminate_all(with_orphans=False)  # the unclaimed may be another task's: cli sweeps
+        sandbox.close()
         result["durationMs"] = round((time.monotonic() - started) * 1000)
     return result
 
@@ -97,6 +101,7 @@ async def _stages(
     stop: AbortSignal,
     cancel: AbortSignal,
     registry: ProcessRegistry,
+    sandbox: TaskSandbox,
 ) -> dict[str, Any]:
     workspace, git = root / "workspace", Git(registry, stop)
     baseline = Baseline(workspace, root / "baseline.git")
@@ -105,7 +110,7 @@ async def _stages(
             task, workspace, git, tuple(Path(p) for p in options.avoid), options.copy_budget
         )
         if task.setup is not None:
-            await _step("setup", task.setup, workspace, options, stop, registry)
+            await _step("setup", task.setup, workspace, options, stop, registry, sandbox)
         await baseline.take(git)
     except WorkspaceError as exc:
         return _outcome(stop_reason=None, stage="workspace", error=str(exc), cancelled=stop.aborted)
@@ -117,7 +122,7 @@ async def _stages(
         diff, size, outcome["error"] = b"", 0, outcome.get("error") or str(exc)
     verdict = None
     if task.check is not None:
-        verdict = await _verdict(task.check, workspace, options, cancel, registry)
+        verdict = await _verdict(task.check, workspace, options, cancel, registry, sandbox)
         outcome["cancelled"] |= verdict is None  # no verdict: --resume runs the task again
     return outcome | {
         "verdict": verdict,
@@ -128,20 +133,43 @@ async def _stages(
 
 
 async def _step(
-    what: str, command: str, cwd: Path, options: RunOptions, stop: AbortSignal, registry: ProcessRegistry
+    what: str,
+    command: str,
+    cwd: Path,
+    options: RunOptions,
+    stop: AbortSignal,
+    registry: ProcessRegistry,
+    sandbox: TaskSandbox,
 ) -> None:
-    result = await run_process(
-        ["bash", "-c", command], cwd, stop, registry, options.step_timeout, env=dict(options.env), label=what
-    )
+    try:
+        result = await run_process(
+            ["bash", "-c", command],
+            cwd,
+            stop,
+            registry,
+            options.step_timeout,
+            env=dict(options.env),
+            label=what,
+            confinement=sandbox.confinement(),
+        )
+    except OSError as exc:  # it did not start (the sandbox could not be set up: R39)
+        raise WorkspaceError(f"{what} could not start: {exc}") from None
     if result.interrupted:
         raise WorkspaceError(f"{what}: interrupted")
     if result.timed_out or result.exit_code != 0:
         how = "timed out" if result.timed_out else f"exit status {result.exit_code}"
-        raise WorkspaceError(f"{what} failed ({how}): {_tail(result.output, 600)}")
+        raise WorkspaceError(
+            f"{what} failed ({how}): {_tail(result.output, 600)}{sandbox.refused(result.output)}"
+        )
 
 
 async def _verdict(
-    check: str, cwd: Path, options: RunOptions, cancel: AbortSignal, registry: ProcessRegistry
+    check: str,
+    cwd: Path,
+    options: RunOptions,
+    cancel: AbortSignal,
+    registry: ProcessRegistry,
+    sandbox: TaskSandbox,
 ) -> str | None:
     """``pass`` when ``check`` exits 0 in the workspace. It runs even after a time limit (what was done
     may pass), not once the batch is cancelled: None, no verdict (before or while it runs)."""
@@ -153,6 +181,7 @@ async def _verdict(
         options.step_timeout,
         env=dict(options.env),
         label="check",
+        confinement=sandbox.confinement(),
     )
     if result.interrupted:
         return None
@@ -174,6 +203,7 @@ def child_argv(task: Task, root: Path, options: RunOptions) -> list[str]:
         flags += ["--allow", rule]
     for rule in o.deny:
         flags += ["--deny", rule]
+    flags += ["--sandbox", options.sandbox.mode]  # resolved once for the batch (R41)
     return [*options.ink, "-p", "--output-format", "stream-json", *flags]
 
 

@@ -102,12 +102,15 @@ def holding_secret(folder: Path, policy: SandboxPolicy) -> Path | None:
     return next((s for s in policy.secrets if s != folder and s.is_relative_to(folder)), None)
 
 
-def explain(denial: Denial, policy: SandboxPolicy) -> str:
-    """Words the model can act on: what was refused, what the sandbox allows, and the way out."""
-    way_out = (
-        "If the task really needs it, run the command again with `sandbox: false` and a `reason`; "
-        "the user is asked first."
-    )
+LEAVE = (
+    "If the task really needs it, run the command again with `sandbox: false` and a `reason`; the user is "
+    "asked first."
+)
+
+
+def explain(denial: Denial, policy: SandboxPolicy, way_out: str = LEAVE) -> str:
+    """Words the model (or the user: ``way_out``) can act on: what was refused, what the sandbox allows,
+    and the way out."""
     if denial.held:
         what = (
             f"The sandbox ({policy.mode}) refused to write {denial.target}: nothing can be made or removed "
