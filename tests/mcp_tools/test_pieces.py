@@ -219,3 +219,28 @@ def test_a_request_carries_the_newest_images_within_its_budget() -> None:
         assert len(sent) < MAX_REQUEST_IMAGE_BYTES * 4 // 3 + 100_000
         assert sent.count("left out of this request") == 3
     assert all(len(m.images) == 5 for m in history if isinstance(m, ToolResult))  # the history keeps them
+
+
+@given(st.binary(max_size=300))
+def test_a_servers_line_is_a_message_or_a_bad_message_never_anything_else(data: bytes) -> None:
+    from ink.mcp.wire import BadMessage, decode
+
+    try:
+        assert isinstance(decode(data), dict)
+    except BadMessage as bad:
+        assert bad.problem and (bad.request_id is None or isinstance(bad.request_id, int | str))
+
+
+def test_a_bad_line_names_the_call_it_answered_wherever_its_serializer_put_the_id() -> None:
+    from ink.mcp.wire import BadMessage, decode
+
+    deep = b"[" * 2000 + b"]" * 2000
+    python_sdk = b'{"jsonrpc":"2.0","id":7,"result":{"structuredContent":' + deep + b"}}"
+    typescript_sdk = b'{"result":{"structuredContent":' + deep + b'},"jsonrpc":"2.0","id":"r-8"}'
+    not_utf8 = b'{"result":{"content":[{"type":"text","text":"\xff"}]},"jsonrpc":"2.0","id":9}'
+    for line, expected in ((python_sdk, 7), (typescript_sdk, "r-8"), (not_utf8, 9), (b"garbage", None)):
+        with pytest.raises(BadMessage) as caught:
+            decode(line)
+        assert caught.value.request_id == expected
+    lone = decode(b'{"jsonrpc":"2.0","id":1,"result":{"text":"a\\ud800b"}}')  # the standard parser reads it
+    assert lone["id"] == 1 and "\ud800" not in lone["result"]["text"]
