@@ -3,6 +3,7 @@ the file count); a checkpoint that cannot be taken is announced, never skipped s
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -49,15 +50,15 @@ def keeper(tmp_path: Path, work: Path, told: list[str]) -> Checkpoints:
 
 
 async def test_a_checkpoint_that_cannot_be_taken_is_announced(tmp_path: Path) -> None:
-    """The store cannot be written (here: a file stands where its folder goes): each input's checkpoint
-    fails, and each failure is told; the input is left without one, and the run is not held up."""
+    """The store cannot be made (here: a file stands where the folder of stores goes): each input's
+    checkpoint fails, and each failure is told; the input is left without one, and the run goes on."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("one\n")
     told: list[str] = []
     checkpoints = keeper(tmp_path, work, told)
-    checkpoints.repo.git_dir.parent.mkdir(parents=True)
-    checkpoints.repo.git_dir.write_text("not a repository\n")
+    checkpoints.repo.git_dir.parent.parent.mkdir(parents=True)
+    checkpoints.repo.git_dir.parent.write_text("not a folder\n")
     checkpoints.warm()
     for n in (1, 2):
         checkpoints.on_event(InputTaken("steer", (TakenInput(f"in-{n}", "hello"),)))
@@ -81,3 +82,29 @@ async def test_no_git_turns_checkpoints_off_with_a_notice(
     await checkpoints.settled()
     assert checkpoints.off and len(told) == 1 and "git is not installed" in told[0]
     await checkpoints.aclose()
+
+
+async def test_sessions_opening_a_new_workspace_at_once_all_get_their_snapshots(tmp_path: Path) -> None:
+    """Each ran ``git init`` in the same folder: the loser failed, and the half-made store it left (no
+    config) failed every later snapshot of that workspace, silently."""
+    for attempt in range(10):
+        work = tmp_path / f"work{attempt}"
+        work.mkdir()
+        (work / "a.txt").write_text("one\n")
+        repos = [shadow_repo_for(tmp_path / "inkhome", work, f"s{n}") for n in range(3)]
+        await asyncio.gather(*(repo.snapshot("first") for repo in repos))
+        await asyncio.gather(*(repo.snapshot("again") for repo in repos))
+
+
+async def test_a_store_left_half_made_is_put_aside_and_made_again(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    repo = shadow_repo_for(tmp_path / "inkhome", work, "s1")
+    repo.git_dir.mkdir(parents=True)
+    (repo.git_dir / "HEAD").write_text("ref: refs/heads/master\n")  # what a lost race left: no config
+    checkpoint = await repo.snapshot("c1")
+    (work / "a.txt").write_text("two\n")
+    await repo.restore(checkpoint.commit, "undo")
+    assert (work / "a.txt").read_text() == "one\n"
+    assert len(list(repo.git_dir.parent.glob("*.broken-*"))) == 1

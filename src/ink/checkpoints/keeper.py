@@ -30,6 +30,7 @@ import functools
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -320,12 +321,14 @@ class Checkpoints:
                 await step()
             except TooManyFiles as exc:
                 self._turn_off(exc)
-            except FileNotFoundError as exc:  # no git: every later snapshot would fail the same way
-                self._turn_off(exc, "git is not installed")
             except (ShadowError, OSError) as exc:
-                log.warning("workspace checkpoint failed: %s", exc)
-                if announce and self.notify is not None:  # R42: never skipped silently
+                if isinstance(exc, FileNotFoundError) and shutil.which("git") is None:
+                    self._turn_off(exc, "git is not installed")  # every later snapshot would fail so
+                elif announce and self.notify is not None:  # R42: never skipped silently
+                    log.debug("workspace checkpoint failed: %s", exc)  # the notice says it on stderr too
                     self.notify(f"a workspace checkpoint could not be taken ({exc}): rewind cannot use it")
+                else:
+                    log.warning("workspace checkpoint failed: %s", exc)
 
         self._chain = asyncio.ensure_future(chained())
 
@@ -333,10 +336,11 @@ class Checkpoints:
         self.off = True  # every later snapshot would walk the whole tree to refuse again
         for input_id in [i for i, c in self.record.records.items() if not c.commit]:
             del self.record.records[input_id]  # listed while pending: there will be none
-        log.warning("%s", exc)
-        if self.notify is not None:
-            said = f"{reason}: checkpoints are off for this session" if reason else str(exc)
-            self.notify(f"{said}: rewind cannot restore files")
+        if self.notify is None:
+            log.warning("%s", exc)
+            return
+        said = f"{reason}: checkpoints are off for this session" if reason else str(exc)
+        self.notify(f"{said}: rewind cannot restore files")
 
     async def _take(self, pending: Checkpoint) -> None:
         try:

@@ -252,22 +252,48 @@ class ShadowRepo:
     # -- mechanism ----------------------------------------------------------------------------------
 
     async def _ready(self) -> None:
-        if not (self.git_dir / "HEAD").exists():
-            private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
-            await self._git("init", "--quiet", "--bare", work_tree=False)
+        if not self._whole():
+            await self._create()
         info = self.git_dir / "info"
         # $INK_HOME's name may be no UTF-8; it may have moved since; a store made by an older ink has no
         # attributes file of its own
         for name, wanted in (("exclude", _lines(self.excluded)), ("attributes", ATTRIBUTES)):
             if not (info / name).exists() or (info / name).read_bytes() != wanted:
                 info.mkdir(exist_ok=True)
-                (info / name).write_bytes(wanted)
+                scratch = info / f"{name}.{os.getpid()}-{time.monotonic_ns()}"
+                scratch.write_bytes(wanted)
+                scratch.replace(info / name)  # whole: another session's git may be reading it
         lock = self.index.with_name(self.index.name + ".lock")
         lock.unlink(missing_ok=True)  # left by a kill -9 of this session's own snapshot
         if not self.index.exists():
             await asyncio.to_thread(self._seed_index)
         if any(self.git_dir.glob("restoring-*")):  # a restore was killed half-way: its temporary file
             await asyncio.to_thread(restoring.sweep, self.git_dir, self.workspace)
+
+    def _whole(self) -> bool:
+        return all((self.git_dir / part).exists() for part in ("HEAD", "config", "objects"))
+
+    async def _create(self) -> None:
+        """The store, made whole under another name and renamed into place: two sessions (or two inks)
+        opening a new workspace at once ran ``git init`` in the same folder, and the loser's half-made
+        repository (no config) failed every later snapshot. One left broken so is put aside."""
+        private_dirs(self.git_dir.parent)  # $INK_HOME too, when ink made none yet
+        if self._whole():
+            return  # made meanwhile (renamed into place whole) by another session
+        if self.git_dir.exists():
+            with contextlib.suppress(FileNotFoundError):  # put aside meanwhile by another session
+                self.git_dir.rename(self.git_dir.with_name(f"{self.git_dir.name}.broken-{time.time_ns()}"))
+        scratch = self.git_dir.with_name(f"{self.git_dir.name}.new-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            argv, env, cwd = store_git.command(
+                scratch, None, self.index, ("init", "--quiet", "--bare", "--template=")
+            )
+            await store_git.run(argv, env, cwd)
+            with contextlib.suppress(FileExistsError, OSError):  # ENOTEMPTY: another one was first
+                scratch.rename(self.git_dir)
+        finally:
+            if scratch.exists():
+                await asyncio.to_thread(shutil.rmtree, scratch, True)
 
     def _drop_stale_packs(self) -> None:
         """A kill -9 during a bulk add leaves its unfinished pack (``tmp_pack_*``), which git never reads:
