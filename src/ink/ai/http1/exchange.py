@@ -6,14 +6,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 import h11
 
 from ink import __version__
 from ink.ai.http1.connection import Connection
-from ink.ai.http1.encoding import decoder_for
 from ink.ai.http1.errors import ConnectionBroken, InvalidRequest, Timeout, oserror_text
 from ink.ai.http1.route import Route
+
+if TYPE_CHECKING:
+    from ink.ai.http1.encoding import Decoder
 
 USER_AGENT = f"ink/{__version__}"
 
@@ -77,7 +80,8 @@ class Response:
         """The body as it arrives: what one network read completed, joined; decoded when the server
         used a content encoding (``ink.ai.http1.encoding``). Raises ``MalformedResponse`` for an
         encoding that is not decoded, or an encoded body that does not decode."""
-        decoder = decoder_for(self.headers.get("content-encoding"), self.status)
+        encoding = self.headers.get("content-encoding")
+        decoder = _decoder(encoding, self.status) if encoding else None
         while not self._done:
             connection = self._connection
             if connection is None:
@@ -129,6 +133,12 @@ class Response:
             self._connection.close()
             self._connection = None
             self._done = True
+
+
+def _decoder(encoding: str, status: int) -> Decoder | None:
+    from ink.ai.http1.encoding import decoder_for  # zlib only for a server that encodes anyway
+
+    return decoder_for(encoding, status)
 
 
 def request_head(method: str, route: Route, headers: Mapping[str, str], content: bytes) -> h11.Request:
