@@ -60,3 +60,7 @@ def test_a_servers_question_is_answered_with_a_command_and_prompts_complete(
     assert json.loads(result) == {"action": "accept", "content": {"color": "blue"}}
     ink.send("/mcp__h__re" + TAB)
     ink.wait_for(lambda: ink.editor_text() == "/mcp__h__review", what="the prompt completed")
+    ink.send("\x15")  # Ctrl+U: the editor empty again
+    ink.wait_for(lambda: ink.editor_text() == "", what="an empty editor")
+    ink.send("see @h:notes://p" + TAB)
+    ink.wait_for(lambda: ink.editor_text() == "see @h:notes://plan", what="the resource completed")
