@@ -10,6 +10,11 @@
     headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
     enabled = false
 
+    [mcp.servers.local-tool]
+    command = "npx"
+    args = ["some-mcp-server"]
+    sandbox = true                  # it runs in ink's sandbox, as commands do (docs/security.md)
+
 A server has either ``command`` (stdio) or ``url`` (Streamable HTTP), never both. ``${VAR}`` in ``env``
 and ``headers`` values is replaced by the environment variable when the server is started, so a token
 never has to be written into a file; the replaced values are secrets (redacted wherever ink writes).
@@ -32,7 +37,7 @@ DEFAULT_CALL_TIMEOUT = 300.0  # seconds a call may go without an answer or a pro
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SERVER_KEYS = (
-    "command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout", "call_timeout"
+    "command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout", "call_timeout", "sandbox"
 )  # fmt: skip
 
 
@@ -51,6 +56,7 @@ class McpServerSpec(msgspec.Struct, frozen=True):
     enabled: bool = True
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    sandbox: bool = False  # a command server runs in ink's sandbox (R41): not started where there is none
     where: str = ""
     origin: Literal["user", "project", "client"] = "user"
 
@@ -142,13 +148,16 @@ def _check_server(
         "enabled": _flag,
         "startup_timeout": _seconds,
         "call_timeout": _call_seconds,
+        "sandbox": _flag,
     }
     for key, item in table.items():
         spec = replace(spec, **{key: checks[key](item, f"{where(header, key)}: mcp.servers.{name}.{key}")})
     if (spec.command is None) == (spec.url is None):
         raise ConfigError(f"{at}: mcp.servers.{name} needs either command (stdio) or url (HTTP), not both")
-    if spec.url is not None and (spec.args or spec.env or spec.cwd):
-        raise ConfigError(f"{at}: mcp.servers.{name}: args, env and cwd are for command servers, not url")
+    if spec.url is not None and (spec.args or spec.env or spec.cwd or spec.sandbox):
+        raise ConfigError(
+            f"{at}: mcp.servers.{name}: args, env, cwd and sandbox are for command servers, not url"
+        )
     if spec.command is not None and spec.headers:
         raise ConfigError(f"{at}: mcp.servers.{name}: headers are for url servers, not command")
     return spec

@@ -39,6 +39,7 @@ from ink.tools.processes import ProcessEntry, ProcessRegistry
 
 if TYPE_CHECKING:
     from ink.mcp.http import HttpTransport
+    from ink.sandbox import Confinement
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,11 @@ class McpHost(Protocol):
     async def elicit(self, server: str, message: str, schema: Mapping[str, Any]) -> dict[str, Any]: ...
 
     def changed(self, server: str) -> None: ...
+
+    def confinement(self, spec: McpServerSpec) -> Confinement | None:
+        """The sandbox a server ink starts runs in (None: none); raises ``ServerUnavailable`` when it
+        asks for one there is not (R39)."""
+        ...
 
 
 class ServerConnection:
@@ -160,7 +166,8 @@ class ServerConnection:
         env = {key: self._env[key] for key in INHERITED_ENV if key in self._env}
         env.update(self._expand(spec.env))
         cwd = os.path.join(self._cwd, spec.cwd) if spec.cwd else self._cwd
-        return StdioTransport(spec.command, spec.args, env, cwd, self._processes, spec.target())
+        confined = self._host.confinement(spec)
+        return StdioTransport(spec.command, spec.args, env, cwd, self._processes, spec.target(), confined)
 
     def _expand(self, values: Mapping[str, str]) -> dict[str, str]:
         if self.spec.origin == "client":  # the editor's values are literal

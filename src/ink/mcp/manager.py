@@ -28,11 +28,12 @@ from typing import Any
 from msgspec.structs import replace
 
 from ink.config.mcp import McpServerSpec
-from ink.mcp.connection import ServerConnection
+from ink.mcp.connection import ServerConnection, ServerUnavailable
 from ink.mcp.model import RemotePrompt, RemoteResource, RemoteTool, ServerStatus
 from ink.mcp.names import tool_name
 from ink.mcp.tool import McpTool
 from ink.mcp.trust import McpApprovals
+from ink.sandbox import Confinement, Sandbox
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, ProcessRegistry
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,11 @@ class McpManager:
         cwd: str | os.PathLike[str],
         processes: ProcessRegistry,
         approvals: McpApprovals | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        """``sandbox``: what a server whose table says ``sandbox = true`` runs in (the app's, R41)."""
         self.specs = tuple(specs)
+        self._sandbox = sandbox
         self.processes = processes
         self.elicitor: Elicitor | None = None
         self.on_change: Callable[[str], None] | None = None
@@ -107,6 +111,17 @@ class McpManager:
         self._name_tools()
         if self.on_change is not None:
             self.on_change(server)
+
+    def confinement(self, spec: McpServerSpec) -> Confinement | None:
+        if not spec.sandbox:
+            return None
+        sandbox = self._sandbox
+        if sandbox is None or (confinement := sandbox.confinement()) is None:
+            raise ServerUnavailable(
+                "not started: its table says sandbox = true and ink runs without a sandbox (--sandbox off, "
+                "or it cannot start here: `ink sandbox check` says why)"
+            )
+        return confinement
 
     # -- tools, prompts, resources ---------------------------------------------------------------
 

@@ -15,10 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ink import lineage
 from ink.mcp.wire import ID_WINDOW, MAX_MESSAGE_BYTES, BadMessage, decode, encode, find_id, size_text
+from ink.tools import orphans
 from ink.tools.processes import TOKEN_ENV, ProcessEntry, ProcessRegistry
+
+if TYPE_CHECKING:
+    from ink.sandbox import Confinement
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 READ_SIZE = 256 * 1024
@@ -40,8 +45,11 @@ class StdioTransport:
         cwd: str,
         processes: ProcessRegistry,
         label: str,
+        confinement: Confinement | None = None,
     ) -> None:
+        """``confinement``: the sandbox the server runs in (its table's ``sandbox = true``), or None."""
         self._argv = (command, *args)
+        self._confinement = confinement
         self._env = env
         self._cwd = cwd
         self._processes = processes
@@ -55,17 +63,20 @@ class StdioTransport:
     async def open(self, deliver: Deliver, unreadable: Unreadable, lost: Lost) -> None:
         """Start the process and begin reading it. Raises ``OSError`` when it cannot be started."""
         token = ProcessRegistry.new_token()
-        env = {**self._env, TOKEN_ENV: token}
-        self._proc = proc = await asyncio.create_subprocess_exec(
-            *self._argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=self._cwd,
-            start_new_session=True,
-        )
-        self.process = self._processes.register(proc.pid, self._label, token)
+        confined = self._confinement
+        env = {**self._env, **(confined.env if confined else {}), TOKEN_ENV: token}
+        with orphans.starting_child():  # until registered, a child that has ended looks like an orphan
+            self._proc = proc = await asyncio.create_subprocess_exec(
+                *self._argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self._cwd,
+                start_new_session=True,
+                preexec_fn=lineage.leader_preexec(steps=(confined.preexec(),) if confined else ()),
+            )
+            self.process = self._processes.register(proc.pid, self._label, token)
         assert proc.stdout is not None and proc.stderr is not None
         self._stderr_reader = asyncio.ensure_future(self._keep_stderr(proc.stderr))
         self._reader = asyncio.ensure_future(self._read(proc, proc.stdout, deliver, unreadable, lost))

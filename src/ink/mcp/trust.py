@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from ink.config.mcp import McpServerSpec
 from ink.store.trust import TrustRecord
 
@@ -53,9 +55,10 @@ def pin(spec: McpServerSpec) -> Pin:
     root = declared_in.parent.parent  # the folder holding the declaring .ink
     cwd = root / spec.cwd if spec.cwd else root
     command = [spec.command, *spec.args] if spec.command is not None else ""
-    return pin_command(
+    pinned = pin_command(
         command, root, cwd, env=spec.env, headers=spec.headers, url=spec.url, shown_cwd=spec.cwd
-    )
+    )  # taking a server out of the sandbox (sandbox = true removed) asks again
+    return replace(pinned, command=f"{pinned.command} (in the sandbox)") if spec.sandbox else pinned
 
 
 def _definition(spec: McpServerSpec) -> bytes:

@@ -68,7 +68,9 @@ class McpPart(AppPart):
             )
         settings = app.settings
         approvals = McpApprovals(settings.ink_home)
-        manager = McpManager(settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals)
+        manager = McpManager(
+            settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals, app.sandbox
+        )
         manager.elicitor = self._elicitor
         manager.on_change = self._changed
         self.manager, self._app = manager, app
