@@ -23,7 +23,7 @@ from ink.config import Settings
 from ink.sandbox import Sandbox
 from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessRegistry
-from ink.wiring.build import build_tools
+from ink.wiring.pieces import build_tools
 
 REPO = Path(__file__).resolve().parents[1]
 PATH_ONLY = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

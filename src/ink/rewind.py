@@ -148,12 +148,12 @@ class CheckpointsHost(Protocol):
 
 
 class SessionCheckpoints:
-    """The checkpoints of the app's open session, and an app part (``ink.app.parts``). Built before the
-    controller: its ``gate`` is the first step of the before-tool chain and its ``changed_files`` the
-    controller's hook. Started with the app: from then on it follows the open session (``open`` again on
-    ``/new`` and ``/resume``; the previous session's pending snapshots finish in the background) and
-    rewinds through the app's controller. Its background work belongs to ``tasks``; ``aclose`` waits for
-    it."""
+    """The checkpoints of the app's open session, and an app part (``ink.app.service.AppPart``). Built
+    before the controller: its ``gate`` is the first step of the before-tool chain and its
+    ``changed_files`` the controller's hook. Started with the app: from then on it follows the open
+    session (``open`` again on ``/new`` and ``/resume``; the previous session's pending snapshots finish
+    in the background) and rewinds through the app's controller. Its background work belongs to
+    ``tasks``; ``aclose`` waits for it."""
 
     name = "the workspace checkpoints"
 

@@ -23,7 +23,7 @@ def settings(tmp_path: Path, config: str = "", **flags: object) -> Settings:
 async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: Path) -> None:
     app = build_app(settings(tmp_path, "permission_timeout = 12\n", permission_mode="accept-edits"))
     try:
-        hook = app.before_tool
+        hook = app.permission
         assert isinstance(hook, PermissionHook)
         chain = app.controller.setup.before_tool
         assert app.checkpoints is not None
@@ -45,7 +45,7 @@ async def test_the_hook_and_the_question_timeout_follow_the_settings(tmp_path: P
         await app.aclose()
     app = build_app(settings(tmp_path, "permission_timeout = 0\n"), can_ask=False)
     try:
-        hook = app.before_tool
+        hook = app.permission
         assert isinstance(hook, PermissionHook) and hook.asker is None  # print mode: nobody to ask
         assert app.controller.permissions.timeout_seconds is None  # 0: wait for ever
     finally:
@@ -58,7 +58,7 @@ async def test_a_step_given_by_the_frontend_replaces_the_policy(tmp_path: Path) 
 
     app = build_app(settings(tmp_path), before_tool=anything_goes)
     try:
-        assert app.before_tool is anything_goes
+        assert app.permission is anything_goes
         assert app.controller.setup.before_tool[-1] is anything_goes
     finally:
         await app.aclose()
@@ -70,7 +70,7 @@ async def test_the_chain_is_one_list_checkpoint_limit_hooks_policy(tmp_path: Pat
     try:
         assert app.checkpoints is not None
         gate, limit, leave, hooks, policy = app.controller.setup.before_tool
-        assert (gate, limit, policy) == (app.checkpoints.gate, app.command_limit, app.before_tool)
+        assert (gate, limit, policy) == (app.checkpoints.gate, app.command_limit, app.permission)
         assert leave is leave_check  # a call that asks to leave the sandbox says why (R41)
         assert isinstance(hooks.__self__, HookSet) and hooks.__func__ is HookSet.before_tool  # type: ignore[attr-defined]
     finally:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
@@ -31,40 +30,10 @@ from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutpu
 from ink.ai.messages import AssistantMessage, message_to_json
 from ink.ai.provider import ToolSpec
 from ink.config.agents import AgentType
+from ink.extend.subagents import RunningAgent, SubAgents
 
 CONTEXT_HEADING = "# The main agent's instructions, for context"
 PARTIAL_CHARS = 8000  # of a stopped sub-agent's work, returned to the parent
-
-
-class RunningAgent(msgspec.Struct):
-    """A sub-agent running now: its source tag, its abort signal and what was sent to it."""
-
-    source: Source
-    signal: AbortSignal
-    inbox: list[str] = msgspec.field(default_factory=list)
-
-
-class SubAgents:
-    """The sub-agents running now, by id: what per-sub-agent run control addresses."""
-
-    def __init__(self) -> None:
-        self.running: dict[str, RunningAgent] = {}
-
-    def abort(self, agent_id: str) -> bool:
-        """Stop one sub-agent; its parent run goes on. False when no such sub-agent runs."""
-        agent = self.running.get(agent_id)
-        if agent is None:
-            return False
-        agent.signal.abort("user")
-        return True
-
-    def steer(self, agent_id: str, text: str) -> bool:
-        """Give one sub-agent a message, taken before its next model call (R9). False when not running."""
-        agent = self.running.get(agent_id)
-        if agent is None or agent.signal.aborted:
-            return False
-        agent.inbox.append(text)
-        return True
 
 
 class TaskTool:

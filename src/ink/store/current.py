@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ink.store.session import SessionHandle
+    from ink.store.session import SessionHandle, SessionStore
 
 SwitchListener = Callable[["SessionHandle | None"], None]
 
 
 class CurrentSession:
-    """``handle`` None: nothing is written (``--no-session``)."""
+    """``handle`` None: nothing is written (``--no-session``). ``store``: where the sessions are kept, for
+    ``/new`` and ``/resume`` (None: sessions are off)."""
 
-    def __init__(self, handle: SessionHandle | None) -> None:
+    def __init__(self, handle: SessionHandle | None, store: SessionStore | None = None) -> None:
         self.handle = handle
+        self.store = store
         self._listeners: list[SwitchListener] = []
 
     @property

@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from typing import TypeVar, Unpack
 
+from ink.app.service import App, AppPart, AppStartError, close_parts
 from ink.config import Settings
-from ink.wiring.app import App, close_parts
 from ink.wiring.build import AppChoices, build_app
-from ink.wiring.parts import AppPart, AppStartError, default_parts
+from ink.wiring.parts import default_parts
 
 T = TypeVar("T")
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from ink.app.service import AppPart, AppStartError
 from ink.config import Settings
 from ink.local import serves_locally
-from ink.wiring.parts import AppPart, AppStartError
 
 if TYPE_CHECKING:
     from ink.local.runtime import LocalServer

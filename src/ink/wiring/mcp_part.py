@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
 from ink.agent.tool import Tool
-from ink.wiring.parts import AppPart
+from ink.app.service import AppPart
 
 if TYPE_CHECKING:
     from ink.agent.loop import PendingInput, PromptCheck
+    from ink.app.service import App
     from ink.mcp.catalogue import McpCatalogue
     from ink.mcp.elicitation import ElicitationBroker
     from ink.mcp.manager import Elicitor, McpManager
-    from ink.wiring.app import App
 
 
 class McpPart(AppPart):

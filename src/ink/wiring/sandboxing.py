@@ -5,9 +5,9 @@ of the before-tool chain (``leave_check``)."""
 from __future__ import annotations
 
 from ink.agent.tool import Refusal, ToolCallContext, describe_call
+from ink.app.service import AppStartError
 from ink.config import Settings
 from ink.sandbox import Sandbox, SandboxMode, SandboxUnavailable, choose_mode, no_sandbox, open_sandbox, probe
-from ink.wiring.parts import AppStartError
 
 
 def resolved_mode(settings: Settings) -> tuple[SandboxMode, str | None]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ink.config.mcp import McpServerSpec, server_name_problem
 
 if TYPE_CHECKING:
-    from ink.wiring.app import App
+    from ink.app.service import App
 
 
 class BadServer(ValueError):

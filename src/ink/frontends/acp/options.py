@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ink.config.keys import PERMISSION_MODES, PermissionMode
 
 if TYPE_CHECKING:
-    from ink.wiring import App
+    from ink.app import App
 
 MODEL_OPTION = "model"
 MODE_OPTION = "mode"

@@ -59,7 +59,7 @@ from ink.frontends.acp.session import AcpSession
 from ink.frontends.stdio import Overlong, StdioServer
 
 if TYPE_CHECKING:
-    from ink.wiring import App
+    from ink.app import App
 
 log = logging.getLogger(__name__)
 

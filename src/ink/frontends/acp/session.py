@@ -19,6 +19,7 @@ import msgspec
 from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
 from ink.ai.messages import ToolImage, ToolResult
+from ink.app.jobs import resume_note
 from ink.frontends.acp import jobs, updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.mcp import offer_mcp_prompts
@@ -30,10 +31,9 @@ from ink.run import events as ev
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import ALLOWING, InputMode
 from ink.vocabulary import Answer as PermissionAnswer
-from ink.wiring.jobs import resume_note
 
 if TYPE_CHECKING:
-    from ink.wiring import App
+    from ink.app import App
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from ink.vocabulary import Answer, TakeMode
 from ink.wiring.mcp_part import mcp_of
 
 if TYPE_CHECKING:
+    from ink.app import App
     from ink.frontends.rpc.protocol import Command
     from ink.vocabulary import InputMode
-    from ink.wiring import App
 
 Data = Mapping[str, Any] | None
 Fields = Mapping[str, Any]  # strings, and booleans for the flags of ``rewind``

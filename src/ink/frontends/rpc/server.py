@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ink.app.jobs import resume_note
 from ink.frontends.rpc.handlers import CommandFailed, Handlers
 from ink.frontends.rpc.protocol import (
     Command,
@@ -33,10 +34,9 @@ from ink.frontends.rpc.protocol import (
 from ink.frontends.stdio import Overlong, StdioServer
 from ink.frontends.stdio.writer import text_line
 from ink.run.events import Notice, RunEvent, TextDeltaEvent, event_to_json
-from ink.wiring.jobs import resume_note
 
 if TYPE_CHECKING:
-    from ink.wiring import App
+    from ink.app import App
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,8 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 
 from ink.agent.tasks import cancel_and_wait
+from ink.app import App
+from ink.app.jobs import resume_note
 from ink.frontends.tui.asking import QuestionKeys
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
@@ -51,8 +53,6 @@ from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.run.events import BangStart, InputRestored, RunEnd, RunEvent, RunStart
 from ink.vocabulary import InputMode
-from ink.wiring import App
-from ink.wiring.jobs import resume_note
 from ink.wiring.mcp_part import mcp_of
 
 log = logging.getLogger(__name__)

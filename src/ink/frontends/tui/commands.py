@@ -13,6 +13,8 @@ from typing import Protocol
 
 import msgspec
 
+from ink.app import App
+from ink.app.jobs import resume_note
 from ink.config.commands import CustomCommand
 from ink.frontends.tui.agentcontrol import agents_command
 from ink.frontends.tui.blocks import Block
@@ -22,8 +24,6 @@ from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
 from ink.run.controller import Modes, QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
-from ink.wiring import App
-from ink.wiring.jobs import resume_note
 from ink.wiring.mcp_part import McpPart, mcp_of
 
 

@@ -13,7 +13,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, merg
 from prompt_toolkit.document import Document
 
 if TYPE_CHECKING:
-    from ink.wiring import App
+    from ink.app import App
 
 Names = Callable[[], Iterable[tuple[str, str]]]  # (name, what it does)
 

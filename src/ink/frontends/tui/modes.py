@@ -6,8 +6,8 @@ the next tool call is judged by the new mode.
 
 from __future__ import annotations
 
+from ink.app import App
 from ink.config.keys import PERMISSION_MODES, PermissionMode
-from ink.wiring import App
 
 
 def next_mode(mode: PermissionMode) -> PermissionMode:

@@ -19,11 +19,11 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
 
 from ink.ai.messages import Message, UserMessage
+from ink.app import App
 from ink.checkpoints.keeper import Checkpoint
 from ink.frontends.tui.blocks import Block, plural, sanitize
 from ink.frontends.tui.mentions import typed_part
 from ink.rewind import ChangedOutside, RewindError, RewindResult, SessionCheckpoints, ago, one_line
-from ink.wiring import App
 
 DOUBLE_ESCAPE_SECONDS = 0.8  # the second Esc of Esc Esc comes within this long
 ROWS = 8  # inputs shown at once

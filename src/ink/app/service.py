@@ -1,11 +1,20 @@
 """``App``: everything one ink session runs on, and the operations every frontend shares (submit with
-custom commands, model and session switches, ``/compact``, the one clean-up call ``aclose``)."""
+custom commands, model and session switches, ``/compact``, the one clean-up call ``aclose``); and
+``AppPart``, what has a start and an end in its lifetime.
+
+App parts (the MCP servers, the local model server, the workspace checkpoints): ``ink.wiring.parts``
+lists those the settings call for. ``open_app`` (``ink.wiring.lifetime``) drives them: every part's
+``prepare`` (before anything is built: a part may give the settings something the app needs, such as the
+model server's address), then, once the app is built, every part's ``start``, in the order of
+``App.parts``; ``App.aclose`` closes them in reverse (``close_parts``). A part whose ``prepare`` or
+``start`` raises makes ``open_app`` close the others and raise ``AppStartError``. A part with an
+``on_prompt`` step joins every run's prompt steps (``ink.wiring.chain.PromptSteps``)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
@@ -14,12 +23,13 @@ from ink.agent.history import History
 from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep, Tool
 from ink.ai.provider import Provider
+from ink.app.jobs import enter_session, remove_scratch, scratch_folder
 from ink.app.setup import Offer, RunSetups, ToolRegistry, settings_for
 from ink.config import Settings
 from ink.config.commands import CommandBook
 from ink.config.keys import PERMISSION_MODES, PermissionMode
 from ink.extend.command_limit import CommandToolLimit
-from ink.extend.task import SubAgents
+from ink.extend.subagents import SubAgents
 from ink.run.compaction import Compactor
 from ink.run.controller import QueueError, RunController, Submitted
 from ink.run.hub import EventHub
@@ -29,13 +39,11 @@ from ink.store.current import CurrentSession
 from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.vocabulary import InputMode
-from ink.wiring.jobs import enter_session, remove_scratch, scratch_folder
 
 if TYPE_CHECKING:
     from ink.ai.messages import ToolImage
     from ink.rewind import SessionCheckpoints
     from ink.store import SessionHandle, SessionInfo, SessionStore
-    from ink.wiring.parts import AppPart
 
 log = logging.getLogger(__name__)
 
@@ -45,41 +53,37 @@ TASKS_BOUND = 2.0  # seconds ``aclose`` waits for background tasks once they are
 
 class App:
     """Everything one ink session runs on, built once by ``build_app`` (``open_app`` also starts and
-    ends its parts). ``aclose`` is the one clean-up call."""
+    ends its parts), and what every frontend does with it. ``aclose`` is the one clean-up call."""
 
     def __init__(
         self,
         setups: RunSetups,
-        processes: ProcessRegistry,
         controller: RunController,
+        current_session: CurrentSession,
         *,
+        processes: ProcessRegistry,
         tasks: Tasks,
         events: EventHub,
-        sessions: SessionStore | None = None,
-        current_session: CurrentSession | None = None,
-        before_tool: BeforeToolStep | None = None,
+        permission: BeforeToolStep | None = None,
         commands: CommandBook | None = None,
         command_limit: CommandToolLimit | None = None,
         agents: SubAgents | None = None,
         parts: Sequence[AppPart] = (),
-        checkpoints: SessionCheckpoints | None = None,
         sandbox: Sandbox | None = None,
         spared: list[Callable[[], Sequence[ProcessEntry]]] | None = None,
         jobs: JobRegistry | None = None,
     ) -> None:
         self.setups = setups  # the settings, the tool registry: what each run's set-up is made of
-        self.processes = processes
         self.controller = controller
+        self.current_session = current_session  # the session open now, and the store it came from
+        self.processes = processes
         self.tasks = tasks  # every background task of the app (reply drains, run drivers, part work)
         self.events = events  # every event of the app, the controller's included (frontends subscribe)
-        self.sessions = sessions
-        self.current_session = current_session or CurrentSession(None)  # the session open now
-        self.before_tool = before_tool  # the permission step, last of the before-tool chain
+        self.permission = permission  # the permission step, last of the before-tool chain
         self.commands = commands or CommandBook()  # custom slash commands (docs/commands.md)
         self.command_limit = command_limit  # a step of the before-tool chain: custom commands' tools
         self.agents = agents or SubAgents()  # running sub-agents, for per-agent control
         self.parts = tuple(parts)  # started by ``open_app`` in order, closed by ``aclose`` in reverse
-        self.checkpoints = checkpoints  # of the workspace, for rewind (a part; docs/rewind.md)
         self.sandbox = sandbox or no_sandbox(setups.settings.cwd)  # what commands run in (R41)
         # processes a part keeps for the app's whole life (the run's reaper spares them)
         self.spared = spared if spared is not None else []
@@ -91,6 +95,18 @@ class App:
         events.subscribe(self.usage.on_event)
         handle = self.current_session.handle
         self._unsubscribe_session = events.subscribe(handle.on_event) if handle is not None else lambda: None
+
+    @property
+    def sessions(self) -> SessionStore | None:
+        """Where the sessions are kept (None: sessions are off, ``--no-session``)."""
+        return self.current_session.store
+
+    @property
+    def checkpoints(self) -> SessionCheckpoints | None:
+        """The workspace checkpoints, for rewind (a part; docs/rewind.md), when they are on."""
+        from ink.rewind import SessionCheckpoints  # imported by the app that has them, not here first
+
+        return self.part(SessionCheckpoints)
 
     @property
     def settings(self) -> Settings:
@@ -174,7 +190,7 @@ class App:
         every call); the settings follow, so the status line and the next set-up agree. False, and
         nothing changed, when the permission step is not ink's own policy (a replaced ``before_tool``),
         whose mode ink cannot change."""
-        policy = getattr(self.before_tool, "policy", None)
+        policy = getattr(self.permission, "policy", None)
         if policy is None or getattr(policy, "mode", None) not in PERMISSION_MODES:
             return False
         policy.mode = mode
@@ -270,6 +286,32 @@ class App:
         for straggler in await self.tasks.aclose(TASKS_BOUND):
             log.warning("task %s did not end within %.0f s of being cancelled", straggler.name, TASKS_BOUND)
         await self.setups.aclose()
+
+
+# -- parts: what has a start and an end in the app's lifetime -------------------------------------------
+
+
+class AppStartError(Exception):
+    """A part of the app could not start; the message says which and why (shown as one line, exit 2)."""
+
+
+class AppPart(Protocol):
+    """A part with a start and an end in the app's lifetime. Subclass it to inherit the defaults."""
+
+    name: str  # for messages: "the MCP servers"
+
+    async def prepare(self, settings: Settings) -> Settings:
+        """Before anything is built: the settings the app is to be built with (default: unchanged)."""
+        return settings
+
+    async def start(self, app: App) -> None:
+        """Once the app is built, before the frontend uses it. May hand work to ``app.tasks`` or occupy
+        the controller with a command (input that arrives meanwhile is queued, R8)."""
+        return None
+
+    async def aclose(self) -> None:
+        """End what ``prepare`` and ``start`` began, however far they got. Called once."""
+        ...
 
 
 async def close_parts(parts: Sequence[AppPart]) -> None:
