@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeModelServer, call, say
 from tests.jobs.helpers import SANDBOX_WITH_NETWORK, dev_server, fetch, free_port, reach_command
-from tests.processes import gone
+from tests.processes import gone, kill_tree
 from tests.tui.conftest import StartInk
 from tests.waiting import poll_until
 
@@ -71,3 +71,50 @@ def test_jobs_kill_shows_the_end_at_once_and_a_resumed_session_names_what_ended(
     again.type_line("/jobs")
     again.wait_for(lambda: any("job-2" in x and "earlier ink process" in x for x in again.scrollback()))
     again.wait_for(lambda: "○ idle  " in again.text(), what="a status line counting no job")
+
+
+CTRL_B = "\x02"
+FOREGROUND = (
+    "echo $$ > shell.pid; sleep 1000 & echo $! > child.pid; "
+    "(setsid sleep 1000 & echo $! > escapee.pid); echo first-line; wait"
+)
+
+
+def test_ctrl_b_sends_the_running_bash_call_to_the_background(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    fake_server.script(call("bash", {"command": FOREGROUND}, id="c1"), say("It runs in the background."))
+    ink = start_ink()
+    ink.type_line("run it")
+    ink.wait_text("first-line")  # the call's live output: it runs in the foreground
+    ink.send(CTRL_B)
+    ink.wait_text("job-1 started in the background")
+    ink.wait_text("It runs in the background.")
+    ink.wait_text("○ idle · 1 job")
+    result = fake_server.requests[1].tool_results()[-1][1]
+    assert result.startswith("The user sent this command to the background after") and "job-1" in result
+    assert "first-line" in result  # the output so far
+    pids = [int((project / f"{name}.pid").read_text()) for name in ("shell", "child", "escapee")]
+    assert not any(gone(pid) for pid in pids)  # nothing was ended: it runs on as a job
+    ink.type_line("/jobs kill job-1")
+    ink.wait_text("job-1 ended: killed")
+    poll_until(lambda: all(gone(pid) for pid in pids), what="the whole tree ended")
+
+
+def test_a_call_sent_to_the_background_ends_with_a_kill_9_of_ink(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    fake_server.script(call("bash", {"command": FOREGROUND}, id="c1"), say("It runs in the background."))
+    ink = start_ink()
+    ink.type_line("run it")
+    ink.wait_text("first-line")
+    ink.send(CTRL_B)
+    ink.wait_text("○ idle · 1 job")
+    pids = [int((project / f"{name}.pid").read_text()) for name in ("shell", "child", "escapee")]
+    ink.child.kill(9)
+    ink.wait_exit()
+    try:
+        poll_until(lambda: all(gone(pid) for pid in pids), timeout=20, what="its guard ended the tree")
+    finally:
+        for pid in pids:
+            kill_tree(pid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from ink.agent.tool import CallDescription, ToolCallContext, ToolOutput
@@ -10,9 +11,10 @@ from ink.ai.details import ExitStatus, JobReport, SandboxReport, ToolDetail
 from ink.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable, explain
 from ink.tools.base import BaseTool, arg_str, error, get_bool, get_number, get_str, object_schema, shorten
 from ink.tools.jobs import JobRegistry
+from ink.tools.jobs.notes import detached_note
 from ink.tools.limits import MAX_OUTPUT_BYTES
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessRegistry
-from ink.tools.shell import DEFAULT_TIMEOUT, ShellResult, run_shell
+from ink.tools.shell import DEFAULT_TIMEOUT, Detach, ShellResult, run_shell
 from ink.tools.workspace import Workspace
 
 MAX_TIMEOUT = 3600.0
@@ -125,23 +127,27 @@ class BashTool(BaseTool):
         if get_bool(args, "background"):
             return await self._start_job(command, ctx, leaves)
         sandbox = self._sandbox
-        try:
-            confinement = sandbox.confinement() if sandbox is not None and not leaves else None
-            result = await run_shell(
-                command,
-                self._workspace.root,
-                ctx.signal,
-                self._processes,
-                timeout,
-                kill_delay=self._kill_delay,
-                on_output=ctx.on_update,
-                confinement=confinement,
-            )
-        except SandboxUnavailable as exc:  # R39: nothing runs uncontained because the sandbox failed
-            report = SandboxReport("error", target=str(exc))
-            return ToolOutput(f"Not run: {exc}. Nothing was started.", is_error=True, details=(report,))
-        except OSError as exc:
-            return ToolOutput(f"Cannot start bash in {self._workspace.root}: {exc}", is_error=True)
+        with self._detachable(ctx) as detach:
+            try:
+                confinement = sandbox.confinement() if sandbox is not None and not leaves else None
+                result = await run_shell(
+                    command,
+                    self._workspace.root,
+                    ctx.signal,
+                    self._processes,
+                    timeout,
+                    kill_delay=self._kill_delay,
+                    on_output=ctx.on_update,
+                    confinement=confinement,
+                    detach=detach,
+                )
+            except SandboxUnavailable as exc:  # R39: nothing runs uncontained because the sandbox failed
+                report = SandboxReport("error", target=str(exc))
+                return ToolOutput(f"Not run: {exc}. Nothing was started.", is_error=True, details=(report,))
+            except OSError as exc:
+                return ToolOutput(f"Cannot start bash in {self._workspace.root}: {exc}", is_error=True)
+        if result.detached and detach is not None:
+            return await self._became_job(command, ctx, detach, result)
         text = format_shell_result(result, ctx.signal.reason)
         status = ExitStatus(result.exit_code, result.signal_name, result.timed_out, result.interrupted)
         details: tuple[ToolDetail, ...] = (status,)
@@ -155,6 +161,20 @@ class BashTool(BaseTool):
         return ToolOutput(
             text, is_error=result.exit_code != 0, interrupted=result.interrupted, details=details
         )
+
+    def _detachable(self, ctx: ToolCallContext) -> AbstractContextManager[Detach | None]:
+        """While the call runs, the user may send it to the background (Ctrl+B), where jobs exist."""
+        return self._jobs.foreground(ctx.tool_call_id) if self._jobs is not None else nullcontext()
+
+    async def _became_job(
+        self, command: str, ctx: ToolCallContext, detach: Detach, result: ShellResult
+    ) -> ToolOutput:
+        """R43: the user sent the running call to the background; it returns now, its command runs on."""
+        assert self._jobs is not None
+        job = await self._jobs.adopt(detach, command, ctx.tool_call_id, result.duration)
+        output = result.output if result.output.strip() else "(no output yet)\n"
+        text = f"{detached_note(job.job_id, job.pid or 0, result.duration)}\n{output}"
+        return ToolOutput(text.rstrip("\n"), details=(JobReport(job.job_id, job.pid or 0),))
 
     async def _start_job(self, command: str, ctx: ToolCallContext, leaves: bool) -> ToolOutput:
         """R43: the job runs in the sandbox like any command (outside it when it asked and was let, R41);

@@ -216,6 +216,11 @@ class ProcessRegistry:
         """SIGKILL the trees of ``entries`` without waiting (they stay registered, to be reported)."""
         _signal_all(_find_tree(list(entries)), signal.SIGKILL)
 
+    def release(self, entry: ProcessEntry) -> None:
+        """Hand ``entry`` to another owner (a command sent to the background becomes a job, R43): it is
+        no longer ended with this registry's trees. The orphans it claimed stay claimed by it."""
+        self._forget([entry])
+
     def _forget(self, entries: list[ProcessEntry]) -> None:
         self._entries = [e for e in self._entries if all(e is not c for c in entries)]
 

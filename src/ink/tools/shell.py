@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 import msgspec
 
@@ -58,6 +59,7 @@ class ShellResult(msgspec.Struct, frozen=True):
     duration: float
     held_open: bool = False
     survivors: tuple[Survivor, ...] = ()
+    detached: bool = False  # sent to the background while it ran (``Detach``): it runs on as a job
 
 
 class _PipeReader(asyncio.Protocol):
@@ -65,9 +67,17 @@ class _PipeReader(asyncio.Protocol):
         self.buffer = buffer
         self.closed = asyncio.Event()
         self._on_output = on_output
+        self._sink: Callable[[bytes], object] | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")  # \xNN (ink.ai.unicode)
 
+    def redirect(self, sink: Callable[[bytes], object]) -> None:
+        """From now on the output goes to ``sink`` alone: the command became a background job."""
+        self._sink, self._on_output = sink, None
+
     def data_received(self, data: bytes) -> None:
+        if self._sink is not None:
+            self._sink(data)
+            return
         self.buffer.feed(data)
         if self._on_output is not None:
             try:
@@ -83,6 +93,32 @@ class _PipeReader(asyncio.Protocol):
         self.closed.set()
 
 
+class Handover(NamedTuple):
+    """What a detached command's new owner takes: the leader, its registry entry (the registry no longer
+    holds it), and its output pipe, still being read (``reader.redirect`` it; close ``transport``)."""
+
+    proc: asyncio.subprocess.Process
+    entry: ProcessEntry
+    transport: asyncio.ReadTransport
+    reader: _PipeReader
+
+
+class Detach:
+    """Sends a running command to the background (the TUI's Ctrl+B, R43): once ``request``ed, ``run_process``
+    returns at once with the output so far (``ShellResult.detached``), nothing ended, and ``handover``
+    holds what the new owner needs. A request after the command ended changes nothing."""
+
+    def __init__(self) -> None:
+        self._requested = asyncio.Event()
+        self.handover: Handover | None = None
+
+    def request(self) -> None:
+        self._requested.set()
+
+    async def wait(self) -> None:
+        await self._requested.wait()
+
+
 async def run_shell(
     command: str,
     cwd: str | os.PathLike[str],
@@ -94,6 +130,7 @@ async def run_shell(
     kill_delay: float = DEFAULT_KILL_DELAY,
     on_output: OutputCallback | None = None,
     confinement: Confinement | None = None,
+    detach: Detach | None = None,
 ) -> ShellResult:
     """Run ``command`` with ``bash -c`` in ``cwd``; see ``run_process`` for the contract."""
     bash = shutil.which("bash") or "/bin/bash"
@@ -108,6 +145,7 @@ async def run_shell(
         on_output=on_output,
         label=command,
         confinement=confinement,
+        detach=detach,
     )
 
 
@@ -125,6 +163,7 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     keep_tail: bool = True,
     confinement: Confinement | None = None,
+    detach: Detach | None = None,
 ) -> ShellResult:
     """Run ``argv`` until it exits, ``signal`` aborts, or ``timeout`` seconds pass.
 
@@ -135,7 +174,8 @@ async def run_process(
     If the calling task is cancelled, the tree is sent SIGKILL at once (no waiting) and stays in
     ``registry`` so that ``terminate_all`` can report it. With a ``confinement`` the command and all it
     starts run in the sandbox (``ink.sandbox``); one that cannot be entered raises ``SandboxUnavailable``
-    (an ``OSError``) and nothing runs (R39).
+    (an ``OSError``) and nothing runs (R39). ``detach``: how the command may be sent to the background
+    while it runs (``Detach``).
     """
     if signal.aborted:
         return ShellResult("", None, True, False, None, 0.0)
@@ -169,16 +209,28 @@ async def run_process(
         entry = registry.register(proc.pid, label or " ".join(argv), token)
     pipe = os.fdopen(read_fd, "rb", buffering=0)  # the transport owns and closes it
     transport: asyncio.ReadTransport | None = None
+    handed_over = False
     try:
         loop = asyncio.get_running_loop()
         transport, reader = await loop.connect_read_pipe(lambda: _PipeReader(buffer, on_output), pipe)
-        return await _supervise(proc, entry, registry, reader, signal, timeout, kill_delay, started)
+        supervised = _supervise(proc, entry, registry, reader, signal, timeout, kill_delay, started, detach)
+        result = await supervised
+        if result.detached and detach is not None:
+            registry.claim_orphans(entry)  # what escaped to ink so far goes with it
+            registry.release(entry)  # the run's reaper must not end it: it is the job's now
+            detach.handover = Handover(proc, entry, transport, reader)
+            handed_over = True
+        return result
     finally:
-        if transport is not None:
+        if handed_over:
+            pass  # its new owner reads, waits for and ends it
+        elif transport is not None:
             transport.close()
         else:
             pipe.close()
-        if proc.returncode is None:  # cancelled: no time to wait, so SIGKILL at once
+        if handed_over:
+            pass
+        elif proc.returncode is None:  # cancelled: no time to wait, so SIGKILL at once
             registry.kill_now([entry])
         else:
             orphans.own_child_done(proc.pid)
@@ -193,11 +245,16 @@ async def _supervise(
     timeout: float,
     kill_delay: float,
     started: float,
+    detach: Detach | None = None,
 ) -> ShellResult:
     exited = asyncio.ensure_future(proc.wait())
     aborted = asyncio.ensure_future(signal.wait_aborted())
+    moved = asyncio.ensure_future(detach.wait() if detach is not None else asyncio.Event().wait())
     try:
-        await asyncio.wait({exited, aborted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({exited, aborted, moved}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if moved.done() and not exited.done() and not signal.aborted:  # sent to the background
+            duration = time.monotonic() - started
+            return ShellResult(reader.buffer.render(), None, False, False, None, duration, detached=True)
         registry.claim_orphans(entry)  # its descendants that escaped to ink meanwhile are ended with it
         stopped_by = None if exited.done() else ("abort" if signal.aborted else "timeout")
         termination = None
@@ -206,7 +263,7 @@ async def _supervise(
             termination = await registry.terminate([entry], kill_delay)
             await asyncio.wait({exited}, timeout=1.0)
     finally:
-        await asyncio.gather(cancel_and_wait(aborted), cancel_and_wait(exited))
+        await asyncio.gather(cancel_and_wait(aborted), cancel_and_wait(exited), cancel_and_wait(moved))
     duration = time.monotonic() - started
     held_open = False
     if not await _drained(reader):

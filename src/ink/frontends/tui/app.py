@@ -384,6 +384,17 @@ class TuiApp:
         self._view.changes += 1
         self._dirty.set()
 
+    def can_background(self) -> bool:
+        return bool(self._core.jobs.foreground_calls)
+
+    def background(self) -> None:
+        """Ctrl+B (R43): the running bash call returns now with its output so far and the job it became;
+        its command runs on (/jobs), and the run goes on with the model."""
+        sent = self._core.jobs.background_running()
+        if not sent:
+            self._view.print(Block("info", "no bash call runs: ctrl+b sends a running one to the background"))
+        self._dirty.set()
+
     def suspend(self) -> None:
         """Ctrl+Z: ink stops as a shell job does (SIGTSTP to its process group, after putting the
         terminal back); ``fg`` resumes it and the screen is drawn again. What runs goes on meanwhile in

@@ -40,6 +40,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Shift+Tab", "switch the permission mode: ask -> accept-edits -> yolo (shown in the status line)"),
     ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
     ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
+    ("Ctrl+B", "while bash runs: send it to the background; it runs on as a job (/jobs), the run goes on"),
     (
         "Up (history)",
         "idle, on an empty input: the earlier prompts of this project; with text typed: the earlier "
@@ -109,6 +110,10 @@ class KeyActions(Protocol):
 
     def pick_sub_agent(self) -> None: ...
 
+    def can_background(self) -> bool: ...
+
+    def background(self) -> None: ...
+
     def suspend(self) -> None: ...
 
     def paste(self, text: str) -> None: ...
@@ -150,6 +155,7 @@ def build_key_bindings(actions: KeyActions, question: QuestionActions) -> KeyBin
 
     sub_agents = Condition(actions.has_sub_agents)
     bind("c-t", run=actions.pick_sub_agent, when=~answering & sub_agents)  # else: transpose
+    bind("c-b", run=actions.background, when=Condition(actions.can_background))  # else: cursor left
 
     @kb.add("c-j", filter=~answering)
     def _newline(event: KeyPressEvent) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ink.tools.jobs.notes import duration
 from ink.tools.jobs.output import LIMIT_BYTES, read_tail
-from ink.tools.jobs.registry import JobRegistry, duration
+from ink.tools.jobs.registry import JobRegistry
 from ink.tools.jobs.types import JobInfo, how_it_ended
 from ink.tools.limits import MAX_OUTPUT_BYTES, bounded
 

@@ -1,52 +1,49 @@
 """The background jobs of one session (R43): started, watched, read, killed, listed, and told about.
 
-Each job runs under its keeper (``keeper.py``, a tiny script run by the interpreter ink runs on): the
-session leader ink starts, in the sandbox when commands are, with ink's parent-death signal. The keeper is
-the subreaper of the job's tree and ends all of it on SIGTERM, so a job ends with its whole tree, escapees
-included, however it ends: ``job_kill``, the user, the end of the session, or a kill -9 of ink (R35).
+A job started in the background runs under its keeper (``keeper.py``): the session leader ink starts, in
+the sandbox when commands are, with ink's parent-death signal, the subreaper of the job's tree, which it
+ends whole on SIGTERM. A running bash call sent to the background (``adopt``) keeps the process it had,
+watched by a guard (``guard.py``). Either way a job ends with its whole tree, escapees included, however
+it ends: by itself, ``job_kill``, the user, the end of the session, or a kill -9 of ink (R35); how is
+``control.py``'s.
 
 Jobs are not in the app's ``ProcessRegistry``: the reaper that ends a run's processes after an interrupt
-never sees them (an interrupt ends the foreground calls, not the jobs), and nothing a job starts can come
-back to ink as an orphan while its keeper lives (it is the nearer subreaper). Should the keeper itself be
-killed, its tree is ended by ink through the job's token and process group, as any command's.
+never sees them (an interrupt ends the foreground calls, not the jobs), and nothing a keeper's job starts
+comes back to ink as an orphan (the keeper is the nearer subreaper).
 
-What leaves the registry: ``JobStart``/``JobEnd`` through ``emit`` (the controller's events), starts and
-ends through ``journal`` (the session file), and notes for the model (``take_notes``: a job that ended
-since the model last looked), appended to its next request by the loop.
+What leaves the registry: ``JobStart``/``JobEnd`` through ``emit`` (the app's events), starts and ends
+through ``journal`` (the session file), and notes for the model (``take_notes``: a job that ended since
+the model last looked), appended to its next request by the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
-import signal as signals
-import subprocess
-import sys
+import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
-from ink import lineage
 from ink.agent.tasks import Tasks
-from ink.sandbox import Confinement, SandboxUnavailable
-from ink.tools import orphans, proctree
-from ink.tools.jobs.output import FLUSH_SECONDS, JobOutput
-from ink.tools.jobs.types import JobEnd, JobInfo, JobStart, JobState, Stopper, how_it_ended
-from ink.tools.processes import DEFAULT_KILL_DELAY, TOKEN_ENV, ProcessEntry, ProcessRegistry, Survivor
-from ink.tools.shell import SHELL_ENV
+from ink.sandbox import Confinement
+from ink.tools import proctree
+from ink.tools.jobs.control import AdoptedControl, EndReport, KeeperControl
+from ink.tools.jobs.notes import ended_earlier_note, ended_note
+from ink.tools.jobs.output import JobOutput
+from ink.tools.jobs.spawn import Guard, OutputPipe, OutputSink, start_keeper
+from ink.tools.jobs.types import JobEnd, JobInfo, JobStart, JobState, Stopper
+from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, Survivor
+from ink.tools.shell import Detach, Handover
 
-KEEPER = Path(__file__).with_name("keeper.py")
 KEEPER_SLACK = 2.0  # beyond the kill delay and the keeper's 1 s for SIGKILL: its start, a loaded machine
-DRAIN_SECONDS = 1.0  # for the last output once the tree is gone
-STATUS_LIMIT = 64 * 1024
-COMMAND_CHARS = 80  # of a command quoted in a note to the model
 
 JobEvent = JobStart | JobEnd
+Control = KeeperControl | AdoptedControl
 
 
 class UnknownJob(LookupError):
@@ -61,71 +58,39 @@ class JobJournal(Protocol):
     def job_ended(self, job: JobInfo) -> None: ...
 
 
-class _Feed(asyncio.Protocol):
-    """The job's output pipe into its ``JobOutput``; once the output is past its cap, the file is brought
-    up to date at most every ``FLUSH_SECONDS``, and within that time after the last output."""
-
-    def __init__(self, output: JobOutput) -> None:
-        self.output = output
-        self.closed = asyncio.Event()
-        self._flush: asyncio.TimerHandle | None = None
-
-    def data_received(self, data: bytes) -> None:
-        self.output.feed(data)
-        if self.output.dirty and self._flush is None:
-            self._flush = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._flushed)
-
-    def _flushed(self) -> None:
-        self._flush = None
-        self.output.flush()
-
-    def eof_received(self) -> bool | None:
-        self.closed.set()
-        return None
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._flush is not None:
-            self._flush.cancel()  # the job's end writes the file out
-        self.closed.set()
-
-
 class _Job:
     """One job started by this process, while it runs and after."""
 
     def __init__(
-        self,
-        job_id: str,
-        command: str,
-        proc: asyncio.subprocess.Process,
-        entry: ProcessEntry,
-        output: JobOutput,
-        status_fd: int,
+        self, job_id: str, command: str, control: Control, output: JobOutput, seconds: float
     ) -> None:
-        self.id, self.command, self.proc, self.entry, self.output = job_id, command, proc, entry, output
-        self.status_fd = status_fd
-        self.started_at = time.time()
-        self.started = time.monotonic()
+        self.id, self.command, self.control, self.output = job_id, command, control, output
+        self.started_at = time.time() - seconds
+        self.started = time.monotonic() - seconds
         self.state: JobState = "running"
         self.stopper: Stopper | None = None
-        self.exit_code: int | None = None
-        self.signal: str | None = None
+        self.end: EndReport | None = None
         self.ended_at: float | None = None
-        self.survivors: tuple[Survivor, ...] = ()
         self.read_to = 0  # what ``job_output`` has shown of the output so far (offset in all of it)
         self.ended = asyncio.Event()
         self.journal: JobJournal | None = None  # of the session it belongs to; None once it was left
 
+    @property
+    def running(self) -> bool:
+        return self.state in ("running", "ending")
+
     def info(self) -> JobInfo:
         path = str(self.output.path) if self.output.path is not None else None
+        end = self.end or EndReport(None, None, None)
         return JobInfo(
             self.id,
             self.command,
-            self.proc.pid,
+            self.control.proc.pid,
             self.state,
             self.started_at,
             self.ended_at,
-            self.exit_code,
-            self.signal,
+            end.exit_code,
+            end.signal,
             path,
         )
 
@@ -151,6 +116,7 @@ class JobRegistry:
         self._next = 1
         self._notes: list[str] = []
         self._tasks = Tasks()
+        self._foreground: dict[str, Detach] = {}  # running bash calls that may be sent to the background
         self.ended_with_last_process: tuple[JobInfo, ...] = ()
 
     # -- the session ---------------------------------------------------------------------------------
@@ -171,17 +137,18 @@ class JobRegistry:
         self._next = 1 + max((_number(job_id) for job_id in self._earlier), default=0)
         self.ended_with_last_process = tuple(ended_with_last_process)
         if self.ended_with_last_process:
-            self._notes.append(_ended_earlier_note(self.ended_with_last_process))
+            self._notes.append(ended_earlier_note(self.ended_with_last_process))
 
     def leave_session(self) -> None:
         """The session ends (``/clear``, another session loaded): every job of it is ended, with its
         tree, and recorded as ended with the session. Returns at once; the ends are announced as they
         come (``job_end``), ``aclose`` waits for the stragglers."""
         for job in list(self._live.values()):
-            if job.state in ("running", "ending"):
+            if job.running:
                 self._stop(job, "session")
                 if job.journal is not None:
-                    job.journal.job_ended(_with_state(job.info(), "ended"))
+                    ended = msgspec.structs.replace(job.info(), state="ended", ended_at=time.time())
+                    job.journal.job_ended(ended)
                     job.journal = None
                 self._leaving.append(job)
         self._live = {}
@@ -199,31 +166,76 @@ class JobRegistry:
         """Start ``command`` (``bash -c``) as a job in ``cwd``, in ``confinement``'s sandbox when given.
         Returns once it runs. Raises ``OSError`` when it cannot start (``SandboxUnavailable`` when the
         sandbox cannot be entered: nothing runs then)."""
-        job_id = f"job-{self._next}"
-        self._next += 1  # before any await: two calls starting jobs at once get two numbers
+        job_id = self._new_id()
         output = JobOutput(self._output_path(job_id))
         try:
-            proc, out_fd, status_fd, token = await _spawn(command, cwd, confinement, self.kill_delay)
+            started = await start_keeper(command, cwd, confinement, self.kill_delay)
         except BaseException:
             output.close()
             raise
-        entry = ProcessEntry(proc.pid, command, token, proctree.start_time(proc.pid))
-        orphans.own_child(proc.pid)  # ink waits for it: never taken for an orphan to end
-        job = _Job(job_id, command, proc, entry, output, status_fd)
-        job.journal = self.journal
-        self._live[job_id] = job
-        loop = asyncio.get_running_loop()
-        pipe = os.fdopen(out_fd, "rb", buffering=0)
+        proc = started.proc
+        entry = ProcessEntry(proc.pid, command, started.token, proctree.start_time(proc.pid))
+        pipe = os.fdopen(started.output_fd, "rb", buffering=0)
         try:
-            transport, feed = await loop.connect_read_pipe(lambda: _Feed(output), pipe)
+            loop = asyncio.get_running_loop()
+            transport, reader = await loop.connect_read_pipe(lambda: OutputPipe(OutputSink(output)), pipe)
         except BaseException:
             pipe.close()
+            proc.send_signal(signal.SIGTERM)  # its keeper ends what it started: nothing else knows of it
             raise
-        self._tasks.spawn(self._watch(job, transport, feed), f"job {job_id}")
+        control = KeeperControl(started, entry, transport, reader, self.kill_delay)
+        return self._add(_Job(job_id, command, control, output, 0.0), tool_call_id)
+
+    @contextmanager
+    def foreground(self, tool_call_id: str) -> Iterator[Detach]:
+        """Around a bash call running in the foreground: while it runs, ``background_running`` can send
+        it to the background (the TUI's Ctrl+B)."""
+        detach = Detach()
+        self._foreground[tool_call_id] = detach
+        try:
+            yield detach
+        finally:
+            self._foreground.pop(tool_call_id, None)
+
+    @property
+    def foreground_calls(self) -> tuple[str, ...]:
+        """The running bash calls ``background_running`` would send to the background."""
+        return tuple(self._foreground)
+
+    def background_running(self) -> list[str]:
+        """Send every running foreground bash call to the background; their tool call ids (none: nothing
+        ran). Each call returns at once with its output so far and the job it became (``adopt``)."""
+        for detach in self._foreground.values():
+            detach.request()
+        return list(self._foreground)
+
+    async def adopt(self, detach: Detach, command: str, tool_call_id: str, seconds: float) -> JobInfo:
+        """The call ``detach`` sent to the background becomes a job: its process runs on, its output so
+        far starts the job's output. ``seconds``: how long it had run."""
+        handover: Handover | None = detach.handover
+        assert handover is not None, "adopt a call only once run_process handed it over"
+        job_id = self._new_id()
+        output = JobOutput(self._output_path(job_id))
+        output.feed(handover.reader.buffer.render().encode("utf-8", "surrogateescape"))
+        entry = handover.entry
+        seen = {entry.pid: entry.create_time, **entry.seen} if entry.create_time is not None else entry.seen
+        guard = await Guard.start(entry.token, entry.pgid, seen, self.kill_delay)
+        control = AdoptedControl(handover, OutputSink(output), guard, self.kill_delay)
+        return self._add(_Job(job_id, command, control, output, seconds), tool_call_id)
+
+    def _new_id(self) -> str:
+        job_id = f"job-{self._next}"
+        self._next += 1  # before any await: two calls starting jobs at once get two numbers
+        return job_id
+
+    def _add(self, job: _Job, tool_call_id: str | None) -> JobInfo:
+        job.journal = self.journal
+        self._live[job.id] = job
+        self._tasks.spawn(self._watch(job), f"job {job.id}")
         info = job.info()
         if job.journal is not None:
             job.journal.job_started(info)
-        self.emit(JobStart(job_id, command, proc.pid, tool_call_id, info.output))
+        self.emit(JobStart(job.id, job.command, job.control.proc.pid, tool_call_id, info.output))
         return info
 
     def _output_path(self, job_id: str) -> Path | None:
@@ -239,34 +251,20 @@ class JobRegistry:
 
     # -- watching --------------------------------------------------------------------------------
 
-    async def _watch(self, job: _Job, transport: asyncio.ReadTransport, feed: _Feed) -> None:
+    async def _watch(self, job: _Job) -> None:
         try:
-            await job.proc.wait()
-        finally:
-            orphans.own_child_done(job.proc.pid)
-            report = _read_status(job.status_fd)
-        try:
-            await asyncio.wait_for(feed.closed.wait(), DRAIN_SECONDS)
-        except TimeoutError:
-            pass  # a survivor holds the output: it is ended below
-        survivors: tuple[Survivor, ...] = ()
-        if report is None or report.get("survivors"):  # the keeper was killed, or could not end all
-            survivors = (await ProcessRegistry().terminate([job.entry], self.kill_delay)).survivors
-        transport.close()
-        self._finish(job, report, survivors)
+            job.end = await job.control.ended()
+        except Exception as exc:  # a bug must not leave the job listed as running for ever
+            job.end = EndReport(None, None, None, (Survivor(job.control.proc.pid, job.command, str(exc)),))
+        self._finish(job)
 
-    def _finish(self, job: _Job, report: dict[str, Any] | None, survivors: tuple[Survivor, ...]) -> None:
+    def _finish(self, job: _Job) -> None:
+        assert job.end is not None
         job.output.close()
         job.ended_at = time.time()
-        job.survivors = survivors
-        if report is not None:
-            job.exit_code, job.signal = _int(report.get("exit")), _text(report.get("signal"))
-        elif job.proc.returncode is not None and job.proc.returncode < 0:
-            job.signal = _signal_name(-job.proc.returncode)  # the keeper itself was killed
-        sent = report.get("sent") if report is not None else "SIGKILL"
         if job.stopper == "session":
             job.state = "ended"
-        elif job.stopper is not None and sent is not None:
+        elif job.stopper is not None and job.end.sent is not None:
             job.state = "killed"
         else:
             job.state = "exited"
@@ -274,12 +272,12 @@ class JobRegistry:
         if job.journal is not None:
             job.journal.job_ended(info)
         if job.stopper not in ("model", "session"):  # the model's own job_kill answers it already
-            self._notes.append(_ended_note(info, job.stopper, job.seconds))
+            self._notes.append(ended_note(info, job.stopper, job.seconds))
         if job in self._leaving:
             self._leaving.remove(job)
         job.ended.set()
-        duration = int(job.seconds * 1000)
-        self.emit(JobEnd(job.id, job.exit_code, job.signal, job.state, job.command, duration, survivors))
+        end, took = job.end, int(job.seconds * 1000)
+        self.emit(JobEnd(job.id, end.exit_code, end.signal, job.state, job.command, took, end.survivors))
 
     # -- acting ----------------------------------------------------------------------------------
 
@@ -289,7 +287,7 @@ class JobRegistry:
         job = self._live.get(job_id)
         if job is None:
             return self._earlier_info(job_id)
-        if job.state in ("running", "ending"):
+        if job.running:
             self._stop(job, by)
         await self._wait_ended(job)
         return job.info()
@@ -300,7 +298,7 @@ class JobRegistry:
         job = self._live.get(job_id)
         if job is None:
             return self._earlier_info(job_id)
-        if job.state in ("running", "ending"):
+        if job.running:
             self._stop(job, by)
             self._tasks.spawn(self._wait_ended(job), f"ending {job_id}")
         return job.info()
@@ -308,8 +306,7 @@ class JobRegistry:
     def _stop(self, job: _Job, by: Stopper) -> None:
         if job.stopper is None:
             job.stopper, job.state = by, "ending"
-        if job.proc.returncode is None:
-            job.proc.send_signal(signals.SIGTERM)  # the keeper ends the tree
+        job.control.stop()
 
     async def _wait_ended(self, job: _Job) -> None:
         """Until the job ended: bounded by the keeper's own bound, then ink kills the keeper and ends
@@ -318,28 +315,27 @@ class JobRegistry:
         try:
             await asyncio.wait_for(job.ended.wait(), bound)
         except TimeoutError:
-            if job.proc.returncode is None:
-                job.proc.kill()  # a stopped or stuck keeper: the watcher ends the tree through its token
+            job.control.force()  # a stopped or stuck keeper: the watcher ends the tree through its token
             await asyncio.wait_for(job.ended.wait(), bound + 2.0)
 
     def stop_all(self) -> None:
         """The app is closing: every job starts ending now (``aclose`` waits for them), so their trees end
         while the rest of the app closes."""
         for job in self._live.values():
-            if job.state in ("running", "ending"):
+            if job.running:
                 self._stop(job, "session")
 
     async def aclose(self) -> list[Survivor]:
         """The end of the app: every job ends with its tree, recorded as ended with the session.
         Bounded (the kill bound, twice at worst). Returns what could not be ended."""
-        running = [job for job in self._live.values() if job.state in ("running", "ending")]
+        running = [job for job in self._live.values() if job.running]
         for job in running:
             self._stop(job, "session")
         waiting = [*running, *self._leaving]
         results = await asyncio.gather(*(self._wait_ended(job) for job in waiting), return_exceptions=True)
-        survivors = [s for job in waiting for s in job.survivors]
+        survivors = [s for job in waiting if job.end is not None for s in job.end.survivors]
         survivors += [
-            Survivor(job.proc.pid, job.command, "its keeper did not end")
+            Survivor(job.control.proc.pid, job.command, "it did not end")
             for job, result in zip(waiting, results, strict=True)
             if isinstance(result, BaseException)
         ]
@@ -353,7 +349,7 @@ class JobRegistry:
         return [*self._earlier.values(), *(job.info() for job in self._live.values())]
 
     def running(self) -> list[JobInfo]:
-        return [job.info() for job in self._live.values() if job.state in ("running", "ending")]
+        return [job.info() for job in self._live.values() if job.running]
 
     def info(self, job_id: str) -> JobInfo:
         """Raises ``UnknownJob``."""
@@ -393,123 +389,9 @@ class JobRegistry:
         return info
 
 
-async def _spawn(
-    command: str, cwd: str | os.PathLike[str], confinement: Confinement | None, kill_delay: float
-) -> tuple[asyncio.subprocess.Process, int, int, str]:
-    """The keeper running ``bash -c command``: the process, the output pipe's and the status pipe's
-    reading ends, and the token its tree carries."""
-    bash = shutil.which("bash") or "/bin/bash"
-    token = ProcessRegistry.new_token()
-    sandbox_env = confinement.env if confinement is not None else {}
-    env = {**os.environ, **SHELL_ENV, **sandbox_env, TOKEN_ENV: token}
-    out_r, out_w = os.pipe()
-    status_r, status_w = os.pipe()
-    keeper = [sys.executable, "-I", "-S", str(KEEPER), f"{kill_delay:g}", str(status_w), "--"]
-    argv = [*keeper, bash, "-c", command]
-    steps = (confinement.preexec(),) if confinement is not None else ()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=out_w,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-            pass_fds=(status_w,),
-            # SIGTERM when ink dies, even by SIGKILL: the keeper then ends the job's whole tree
-            preexec_fn=lineage.leader_preexec(signals.SIGTERM, steps=steps),
-        )
-    except BaseException as exc:
-        os.close(out_r)
-        os.close(status_r)
-        if isinstance(exc, subprocess.SubprocessError):  # only the sandbox's steps fail in the child
-            raise SandboxUnavailable(f"the sandbox could not be entered ({exc})") from None
-        raise
-    finally:
-        os.close(out_w)
-        os.close(status_w)
-    return proc, out_r, status_r, token
-
-
-def _read_status(fd: int) -> dict[str, Any] | None:
-    """The keeper's last ``end`` record; None when it wrote none (it was killed). Closes ``fd``."""
-    data = b""
-    try:
-        os.set_blocking(fd, False)
-        while len(data) < STATUS_LIMIT:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            data += chunk
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    for line in reversed(data.splitlines()):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("end"), dict):
-            end: dict[str, Any] = record["end"]
-            return end
-    return None
-
-
-def _ended_note(job: JobInfo, stopper: Stopper | None, seconds: float) -> str:
-    command = _short(job.command)
-    if stopper == "user":
-        after = duration(seconds)
-        return f"[Background job {job.job_id} ({command}) was stopped by the user after {after}.]"
-    return (
-        f"[Background job {job.job_id} ({command}) ended by itself after {duration(seconds)}: "
-        f"{how_it_ended(job)}. job_output shows what it printed.]"
-    )
-
-
-def _ended_earlier_note(jobs: Sequence[JobInfo]) -> str:
-    listed = ", ".join(f"{job.job_id} ({_short(job.command)})" for job in jobs)
-    return (
-        f"[Background jobs of this session that were running when the previous ink process ended were "
-        f"ended with it and are not running now: {listed}. job_output still shows what they printed.]"
-    )
-
-
-def _with_state(job: JobInfo, state: JobState) -> JobInfo:
-    return msgspec.structs.replace(job, state=state, ended_at=time.time())
-
-
-def _short(command: str) -> str:
-    line = " ".join(command.split())
-    return line if len(line) <= COMMAND_CHARS else line[: COMMAND_CHARS - 1] + "…"
-
-
-def duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes} min {rest} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
-
-
 def _number(job_id: str) -> int:
     tail = job_id.rpartition("-")[2]
     return int(tail) if tail.isdigit() else 0
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signals.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _drop(_event: JobEvent) -> None:
