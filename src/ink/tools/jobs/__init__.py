@@ -12,13 +12,14 @@ the model or the user kills it, or the session ends. docs/run-control.md says wh
 from __future__ import annotations
 
 from ink.tools.jobs.output import HEAD_BYTES, LIMIT_BYTES, TAIL_BYTES, JobOutput
-from ink.tools.jobs.registry import JobJournal, JobRegistry, UnknownJob
+from ink.tools.jobs.registry import MAX_RUNNING, JobJournal, JobRegistry, TooManyJobs, UnknownJob
 from ink.tools.jobs.types import ENDED_STATES, JobEnd, JobInfo, JobStart, JobState, Stopper, how_it_ended
 
 __all__ = [
     "ENDED_STATES",
     "HEAD_BYTES",
     "LIMIT_BYTES",
+    "MAX_RUNNING",
     "TAIL_BYTES",
     "JobEnd",
     "JobInfo",
@@ -28,6 +29,7 @@ __all__ = [
     "JobStart",
     "JobState",
     "Stopper",
+    "TooManyJobs",
     "UnknownJob",
     "how_it_ended",
 ]

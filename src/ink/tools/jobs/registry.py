@@ -37,13 +37,19 @@ from ink.tools.jobs.notes import ended_earlier_note, ended_note
 from ink.tools.jobs.output import JobOutput
 from ink.tools.jobs.spawn import Guard, OutputPipe, OutputSink, start_keeper
 from ink.tools.jobs.types import JobEnd, JobInfo, JobStart, JobState, Stopper
+from ink.tools.limits import bounded
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, Survivor
 from ink.tools.shell import Detach, Handover
 
+MAX_RUNNING = 64  # jobs running at once: a model that loops starting them cannot exhaust the machine
 KEEPER_SLACK = 2.0  # beyond the kill delay and the keeper's 1 s for SIGKILL: its start, a loaded machine
 
 JobEvent = JobStart | JobEnd
 Control = KeeperControl | AdoptedControl
+
+
+class TooManyJobs(OSError):
+    """No more jobs may start until one ends: each holds processes (and its keeper) on the machine."""
 
 
 class UnknownJob(LookupError):
@@ -103,10 +109,15 @@ class JobRegistry:
     """The jobs of the session the app has open. Use it from the event loop's thread."""
 
     def __init__(
-        self, *, kill_delay: float = DEFAULT_KILL_DELAY, emit: Callable[[JobEvent], None] | None = None
+        self,
+        *,
+        kill_delay: float = DEFAULT_KILL_DELAY,
+        emit: Callable[[JobEvent], None] | None = None,
+        max_running: int = MAX_RUNNING,
     ) -> None:
         """``emit``: where ``job_start``/``job_end`` go (the app's event stream)."""
         self.kill_delay = kill_delay
+        self.max_running = max_running
         self.emit = emit or _drop
         self.journal: JobJournal | None = None
         self._folder: Callable[[], Path | None] = _nowhere
@@ -165,7 +176,12 @@ class JobRegistry:
     ) -> JobInfo:
         """Start ``command`` (``bash -c``) as a job in ``cwd``, in ``confinement``'s sandbox when given.
         Returns once it runs. Raises ``OSError`` when it cannot start (``SandboxUnavailable`` when the
-        sandbox cannot be entered: nothing runs then)."""
+        sandbox cannot be entered: nothing runs then), ``TooManyJobs`` when ``max_running`` run."""
+        if len(self.running()) >= self.max_running:
+            raise TooManyJobs(
+                f"{self.max_running} background jobs run already: stop one with job_kill first "
+                f"(job_output says what each does)"
+            )
         job_id = self._new_id()
         output = JobOutput(self._output_path(job_id))
         try:
@@ -385,7 +401,7 @@ class JobRegistry:
         info = self._earlier.get(job_id)
         if info is None:
             known = ", ".join([*self._earlier, *self._live]) or "none yet"
-            raise UnknownJob(f"no job {job_id!r} in this session (its jobs: {known})")
+            raise UnknownJob(f"no job {bounded(job_id, 80)!r} in this session (its jobs: {bounded(known)})")
         return info
 
 
