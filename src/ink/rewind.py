@@ -287,8 +287,8 @@ class SessionCheckpoints:
             shown = ", ".join(result.blocked[:10]) + (" and more" if len(result.blocked) > 10 else "")
             self._emit(
                 Notice(
-                    f"{len(result.blocked)} file(s) were not restored: something else stood in their place or"
-                    f" in their path during the rewind (a folder turned into a link or a file): {shown}",
+                    f"{len(result.blocked)} file(s) were left as they were: a folder of their path had become"
+                    f" a link or a file, a folder stood in their place, or they may not be written: {shown}",
                     "warning",
                 )
             )

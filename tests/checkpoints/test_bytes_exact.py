@@ -172,3 +172,22 @@ def test_the_hostile_set_up_does_convert_for_a_plain_git(tmp_path: Path) -> None
         ["git", "cat-file", "-p", ":lf.txt"], cwd=work, env=env, capture_output=True, check=True
     ).stdout
     assert staged != LF  # the user's filter ran on the way in
+
+
+async def test_what_stands_in_a_paths_way_is_left_alone_and_named(tmp_path: Path) -> None:
+    """A folder of the checkpoint became a file too large for any snapshot: its files cannot come back
+    without deleting that file, which no checkpoint holds. It stays; the paths are named as blocked."""
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    (work / "d" / "a.txt").write_text("in the folder\n")
+    (work / "b.txt").write_text("one\n")
+    shadow = shadow_repo_for(tmp_path / "inkhome", work, "s1")
+    checkpoint = await shadow.snapshot("c1")
+    (work / "d" / "a.txt").unlink()
+    (work / "d").rmdir()
+    large = b"x" * (MAX_FILE_BYTES + 1)
+    (work / "d").write_bytes(large)
+    (work / "b.txt").write_text("two\n")
+    report = await shadow.restore(checkpoint.commit, "undo")
+    assert report.blocked == ("d/a.txt",) and report.written == ("b.txt",)
+    assert (work / "d").read_bytes() == large and (work / "b.txt").read_text() == "one\n"

@@ -49,7 +49,7 @@ class Plan(msgspec.Struct, frozen=True):
 class Applied(msgspec.Struct, frozen=True):
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-    blocked: tuple[str, ...] = ()  # left as they were: a folder of their path is no longer a folder, ...
+    blocked: tuple[str, ...] = ()  # left as they were: something in the way (``writeback.Blocked``)
 
 
 def plan(raw_diff: str, left_out: Iterable[str] = ()) -> Plan:
@@ -125,8 +125,11 @@ def apply(plan: Plan, workspace: Path, journal: Journal, blobs: BlobReader) -> A
     journal.begin(plan.write)
     with WorkspaceTree(workspace) as tree:
         for path in plan.remove:
-            if tree.remove(path):
-                removed.append(path)
+            try:
+                if tree.remove(path):
+                    removed.append(path)
+            except Blocked:
+                blocked.append(path)
         for n, change in enumerate(plan.write):
             data = blobs.read(change.blob)
             try:

@@ -52,17 +52,20 @@ class WorkspaceTree:
 
     def remove(self, rel: str) -> bool:
         """Remove the file or symlink at ``rel``, then the folders above it left empty. False when it is
-        not there, or is a folder, or its path is blocked."""
+        not there (gone already, or one of its folders). Raises ``Blocked`` (nothing changed): a symlink
+        or a file where a folder of its path should be, a folder in its place, no permission."""
+        *folders, name = _parts(rel)
         try:
-            *folders, name = _parts(rel)
             chain = self._walk(folders, make=False)
-        except (Blocked, FileNotFoundError):
+        except FileNotFoundError:
             return False
         try:
             try:
                 os.unlink(name, dir_fd=chain[-1])
-            except (FileNotFoundError, IsADirectoryError, PermissionError, NotADirectoryError):
-                return False  # gone already, or a folder (unlinkat says EISDIR or EPERM): not ours
+            except FileNotFoundError:
+                return False
+            except OSError as exc:  # EISDIR (a folder), EACCES or EPERM
+                raise Blocked(rel) from exc
             for depth in range(len(folders), 0, -1):  # each folder, deepest first, while empty
                 try:
                     os.rmdir(folders[depth - 1], dir_fd=chain[depth - 1])
@@ -75,9 +78,13 @@ class WorkspaceTree:
     def write(self, rel: str, data: bytes, mode: int, temp: str, *, replace: bool) -> None:
         """Make ``rel`` hold ``data`` (``mode``: git's, regular, executable or symlink), making its folders.
         ``temp``: the temporary name in its folder. ``replace``: a file or symlink there is replaced;
-        otherwise the path must be free. Raises ``Blocked`` (nothing changed), ``OSError``."""
+        otherwise the path must be free. Raises ``Blocked`` (nothing changed), ``OSError`` (a full
+        disk: the restore cannot go on)."""
         *folders, name = _parts(rel)
-        chain = self._walk(folders, make=True)
+        try:
+            chain = self._walk(folders, make=True)
+        except PermissionError as exc:  # a folder that may not be entered or written
+            raise Blocked(rel) from exc
         folder = chain[-1]
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -92,8 +99,8 @@ class WorkspaceTree:
                 with contextlib.suppress(OSError):
                     os.unlink(temp, dir_fd=folder)
                 raise
-        except FileNotFoundError as exc:  # the folder was removed while open (replaced by another)
-            raise Blocked(rel) from exc
+        except (FileNotFoundError, PermissionError) as exc:  # the folder was removed while open (replaced
+            raise Blocked(rel) from exc  # by another), or may not be written
         finally:
             _close(chain)
 
