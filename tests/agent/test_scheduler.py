@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import AgentEvent, ToolCancelling, ToolEnd, ToolSettled, ToolUpdate
 from ink.agent.live import UPDATE_TAIL_CHARS
 from ink.agent.scheduler import NOT_STARTED, SchedulerSettings, ToolScheduler
+from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Refusal, ToolCallContext
 from ink.ai.messages import ToolCall
 from tests.events import events_of
@@ -265,3 +267,34 @@ async def test_R6_tool_end_says_whether_its_result_was_shown_at_tool_settled() -
     ends = {e.tool_call_id: e.shown for e in events_of(events, ToolEnd)}
     assert settled == {"A"}  # B was refused (R4), C ran alone
     assert ends == {"A": True, "B": False, "C": False}
+
+
+class Lingering(ScriptedTool):
+    """A tool that takes a moment to clean up once it is cancelled (closing a file, ending a child)."""
+
+    ended: list[str]
+
+    async def run(self, args: Any, ctx: ToolCallContext) -> Any:
+        try:
+            return await super().run(args, ctx)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.05)  # its clean-up; a cancel must wait for it, not leave it behind
+            self.ended.append(ctx.tool_call_id)
+            raise
+
+
+async def test_a_cancelled_batch_has_awaited_every_call_it_cancelled() -> None:
+    """Only the run's own cancellation (the app closing) cancels a batch: when the cancel returns, every
+    tool it cancelled has ended, concurrent group and lone call alike (the task group owns them)."""
+    group, alone = Lingering("read"), Lingering("bash", safe=False)
+    group.ended, alone.ended = [], []
+    for tool, call_id in ((group, "A"), (group, "B"), (alone, "C")):
+        tool.gate(call_id)
+    scheduler, _events, _signal = make([group, alone])
+    for calls, started in (([call("A", "read"), call("B", "read")], "B"), ([call("C", "bash")], "C")):
+        batch = asyncio.ensure_future(scheduler.run_batch(calls))
+        tool = group if started == "B" else alone
+        await tool.started_event(started).wait()
+        await cancel_and_wait(batch)
+        assert batch.cancelled()
+    assert sorted(group.ended) == ["A", "B"] and alone.ended == ["C"]

@@ -155,9 +155,8 @@ class ToolScheduler:
                 result, settled = await task  # R3: tool_end strictly in call order
                 self._emit(ToolEnd(call.id, result, shown=settled))
                 results.append(result)
-        finally:
-            for task in tasks:
-                task.cancel()
+        finally:  # only a cancel of the run itself (the app closing) leaves some: each is awaited
+            await asyncio.gather(*(cancel_and_wait(task) for task in tasks))
         return results
 
     async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> tuple[ToolResult, bool]:
@@ -268,12 +267,12 @@ class ToolScheduler:
             await asyncio.wait({task}, timeout=grace)
             if task.done():
                 return task.result()
-        except asyncio.CancelledError:
-            task.cancel()
+        except asyncio.CancelledError:  # the run itself is cancelled (the app closing): the tool ends first
+            await cancel_and_wait(task)
             raise
         finally:
             await cancel_and_wait(aborted)
-        task.cancel()  # R20: abandoned, not awaited; its late result is dropped either way
+        task.cancel()  # R20: abandoned, the one task not awaited; its late result is dropped either way
         self.tally.abandoned.append(call.id)
         return ToolOutput(
             f"Abandoned: the tool did not stop within the {grace:g} s grace period after the abort. "

@@ -243,9 +243,9 @@ async def _run_ink(
     finally:
         if timer is not None:
             timer.cancel()
-        readers.cancel()
         if proc.returncode is None:
             registry.kill_now([entry])
+        await cancel_and_wait(readers)  # ended once this returns (the killed child closed its pipes)
     run.exit_status = proc.returncode
     return run
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from ink.agent.tasks import Tasks
 from ink.checkpoints.keeper import Checkpoint
 from ink.rewind import ChangedOutside, RewindError, RewindResult, SessionCheckpoints, ago, one_line
 
@@ -68,18 +69,20 @@ def parse(text: str) -> Request | str | None:
 
 
 class AcpRewind:
-    """Answers one session's ``/rewind`` prompts: ``say`` shows text, ``done`` ends the prompt's turn."""
+    """Answers one session's ``/rewind`` prompts: ``say`` shows text, ``done`` ends the prompt's turn.
+    Each answer is a task of the session's app (``tasks``), cancelled and awaited when it closes."""
 
     def __init__(
-        self, part: SessionCheckpoints, say: Callable[[str], None], done: Callable[[Any], None]
+        self,
+        part: SessionCheckpoints,
+        say: Callable[[str], None],
+        done: Callable[[Any], None],
+        tasks: Tasks,
     ) -> None:
-        self.part, self._say, self._done = part, say, done
-        self._tasks: set[asyncio.Future[None]] = set()
+        self.part, self._say, self._done, self._tasks = part, say, done, tasks
 
     def handle(self, request_id: Any, text: str) -> None:
-        task = asyncio.ensure_future(self._handle(request_id, text))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._handle(request_id, text), "ACP /rewind")
 
     async def _handle(self, request_id: Any, text: str) -> None:
         await self.part.settled()  # the last run's end snapshot: its files are known

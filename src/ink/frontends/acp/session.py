@@ -70,7 +70,7 @@ class AcpSession(EventReducer):
         self._bang_call = ""
         self._unsubscribe = self.controller.subscribe(self.on_event)
         part = app.checkpoints
-        self._rewind = AcpRewind(part, self._say, self._end_turn) if part is not None else None
+        self._rewind = AcpRewind(part, self._say, self._end_turn, app.tasks) if part is not None else None
         if app.commands.commands or part is not None:  # after the answer naming the session: call_soon
             offered = updates.available_commands(app.commands, rewind=part is not None)
             asyncio.get_running_loop().call_soon(self._update, offered)

@@ -75,7 +75,7 @@ class RewindPicker:
         if part is None:
             self._say(Block("info", "rewind needs workspace checkpoints, which are off here"))
             return
-        self._opening = asyncio.ensure_future(self._open(part))
+        self._opening = self._core.tasks.spawn(self._open(part), "rewind picker")  # the app awaits it
 
     async def _open(self, part: SessionCheckpoints) -> None:
         await part.settled()
