@@ -11,7 +11,7 @@ import asyncio
 import ssl
 from collections.abc import Iterable
 
-HIGH_WATER = 1 << 20  # bytes held unread before the transport stops reading the socket
+HIGH_WATER = 256 << 10  # bytes held unread before the transport stops reading the socket (asyncio's: 128 KiB)
 
 
 class Wire(asyncio.Protocol):
