@@ -1,6 +1,6 @@
 """What the sandbox (R41) costs, side by side with the same work unsandboxed, in one run:
 
-    .venv/bin/python bench/run.py sandbox [-n RUNS]
+    .venv/bin/python bench/run.py sandbox [-n PAIRS] [--rounds R]
 
 - a one-call ``echo hi`` turn of ``ink -p`` (two requests to the fake server) with ``--sandbox
   workspace-write`` and with ``--sandbox off``, alternately (target: at most 1.3x);
@@ -8,6 +8,8 @@
   ``--sandbox off`` (target: within 1.2x);
 - starting one command: ``true`` through ``run_shell`` confined and not (what the mechanism itself adds).
 
+Each round measures all three; the table gives the medians over the rounds (the machine is shared, so
+a round may run under more load than the next: both sides of a pair run under the same one).
 Results: bench/results/sandbox.md.
 """
 
@@ -21,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
 from tests.fakeserver import FakeModelServer
 
 from bench import rpc_abort
@@ -72,65 +75,101 @@ async def spawns(n: int) -> tuple[list[float], list[float]]:
         return confined[1:], plain[1:]
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bench/run.py sandbox")
-    parser.add_argument("-n", type=int, default=20)
-    n = parser.parse_args(argv).n
-    support = probe()
-    if not support.available:
-        print(f"bench: the sandbox cannot start here: {support.reason}")
-        return 1
+class Round(msgspec.Struct, frozen=True):
+    """One round's medians: the turn (wall s, per-pair ratios), abort -> run_end (ms), a spawn (ms)."""
+
+    turn_on: float
+    turn_off: float
+    turn_ratio: float
+    cpu_ratio: float
+    abort_on: float
+    abort_off: float
+    spawn_on: float
+    spawn_off: float
+    load: tuple[float, float]  # the 1-minute load average when the round began and ended
+
+
+def one_round(n: int) -> Round:
+    load_before = os.getloadavg()[0]
     on, off = turns(n)
-    aborts_on, aborts_off = {}, {}
+    aborts_on: list[float] = []
+    aborts_off: list[float] = []
     for _ in range(3):  # alternate the two processes, a few runs each, so both see the same load
         for into, extra, label in (
             (aborts_on, (), ", sandboxed"),
             (aborts_off, ("--sandbox", "off"), ", off"),
         ):
-            for name, values in rpc_abort.measure(max(n // 3, 3), extra, label).items():
-                into.setdefault(name, []).extend(values)
+            for values in rpc_abort.measure(max(n // 3, 3), extra, label).values():
+                into.extend(values)
+                break  # the first row: abort -> run_end
     spawn_on, spawn_off = asyncio.run(spawns(n))
-    text = report(n, support.abi, on, off, aborts_on, aborts_off, spawn_on, spawn_off)
+    pairs = list(zip(on, off, strict=True))
+    return Round(
+        statistics.median(a.wall for a in on),
+        statistics.median(b.wall for b in off),
+        statistics.median(a.wall / b.wall for a, b in pairs),
+        statistics.median(a.cpu / b.cpu for a, b in pairs),
+        statistics.median(aborts_on),
+        statistics.median(aborts_off),
+        statistics.median(spawn_on),
+        statistics.median(spawn_off),
+        (load_before, os.getloadavg()[0]),
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run.py sandbox")
+    parser.add_argument("-n", type=int, default=20, help="pairs of runs per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; the table gives their medians")
+    args = parser.parse_args(argv)
+    support = probe()
+    if not support.available:
+        print(f"bench: the sandbox cannot start here: {support.reason}")
+        return 1
+    rounds = []
+    for number in range(args.rounds):
+        rounds.append(one_round(args.n))
+        print(f"round {number + 1}: {rounds[-1]}", flush=True)
+    text = report(args.n, support.abi, rounds)
     RESULTS.write_text(text)
     print(text)
     return 0
 
 
-def report(
-    n: int,
-    abi: int | None,
-    on: list[Sample],
-    off: list[Sample],
-    aborts_on: dict[str, list[float]],
-    aborts_off: dict[str, list[float]],
-    spawn_on: list[float],
-    spawn_off: list[float],
-) -> str:
-    pairs = list(zip(on, off, strict=True))
-    wall = statistics.median(a.wall / b.wall for a, b in pairs)
-    cpu = statistics.median(a.cpu / b.cpu for a, b in pairs)
-    abort_on = statistics.median(next(iter(aborts_on.values())))
-    abort_off = statistics.median(next(iter(aborts_off.values())))
-    load = os.getloadavg()[0]
-    turn_on, turn_off = statistics.median(a.wall for a in on), statistics.median(b.wall for b in off)
-    start_on, start_off = statistics.median(spawn_on), statistics.median(spawn_off)
+def report(n: int, abi: int | None, rounds: list[Round]) -> str:
+    def mid(field: str) -> float:
+        return statistics.median(getattr(r, field) for r in rounds)
+
+    abort_ratio = statistics.median(r.abort_on / r.abort_off for r in rounds)
+    loads = [load for r in rounds for load in r.load]
     lines = [
         "# Sandbox cost, side by side",
         "",
-        f"`bench/run.py sandbox -n {n}` on {time.strftime('%Y-%m-%d %H:%M')}: Landlock ABI {abi}, "
-        f"{os.cpu_count()} CPUs, load average {load:.2f} (other work on the machine inflates the numbers).",
+        f"`bench/run.py sandbox -n {n} --rounds {len(rounds)}` on {time.strftime('%Y-%m-%d %H:%M')}: "
+        f"Landlock ABI {abi}, {os.cpu_count()} CPUs, 1-minute load average {min(loads):.1f} to "
+        f"{max(loads):.1f} "
+        "(the machine is shared: other work inflates every number, both sides alike).",
+        "",
+        "Medians over the rounds of each round's medians; ratios are medians of per-pair ratios (each "
+        "sandboxed run beside an unsandboxed one, alternately).",
         "",
         "| measure | sandboxed | off | ratio | target |",
         "| --- | ---: | ---: | ---: | ---: |",
-        f"| `ink -p` one-call `echo hi` turn, wall median (s) | {turn_on:.3f} | {turn_off:.3f} | "
-        f"{wall:.2f}x (CPU {cpu:.2f}x) | <= 1.3x |",
-        f"| abort -> run_end, bash running (RPC), median (ms) | {abort_on:.2f} | {abort_off:.2f} | "
-        f"{abort_on / abort_off:.2f}x | <= 1.2x |",
-        f"| starting `true` through run_shell, median (ms) | {start_on:.2f} | {start_off:.2f} | "
-        f"{start_on / start_off:.2f}x | |",
+        f"| `ink -p` one-call `echo hi` turn, wall (s) | {mid('turn_on'):.3f} | {mid('turn_off'):.3f} | "
+        f"{mid('turn_ratio'):.2f}x (CPU {mid('cpu_ratio'):.2f}x) | <= 1.3x |",
+        f"| abort -> run_end, a `sleep` running (RPC) (ms) | {mid('abort_on'):.2f} | "
+        f"{mid('abort_off'):.2f} | "
+        f"{abort_ratio:.2f}x | <= 1.2x |",
+        f"| starting `true` through run_shell (ms) | {mid('spawn_on'):.2f} | {mid('spawn_off'):.2f} | "
+        f"{mid('spawn_on') / mid('spawn_off'):.2f}x | |",
         "",
-        "Ratios of the turn are medians of per-pair ratios (each sandboxed run followed by an unsandboxed",
-        "one).",
-        "",
+        "| round | load | turn s (on / off, ratio) | abort ms (on / off) | spawn ms (on / off) |",
+        "| ---: | ---: | --- | --- | --- |",
     ]
-    return "\n".join(lines)
+    for number, r in enumerate(rounds, 1):
+        lines.append(
+            f"| {number} | {r.load[0]:.1f}-{r.load[1]:.1f} | {r.turn_on:.3f} / {r.turn_off:.3f}, "
+            f"{r.turn_ratio:.2f}x | {r.abort_on:.2f} / {r.abort_off:.2f} | "
+            f"{r.spawn_on:.2f} / {r.spawn_off:.2f} |"
+        )
+    return "\n".join([*lines, ""])

@@ -145,3 +145,22 @@ def test_R41_read_only_refuses_workspace_writes_end_to_end(
     assert {"type": "sandbox", "sandbox": "denied", "kind": "write", "target": "made.txt"} in end["result"][
         "details"
     ]
+
+
+def test_R41_print_mode_is_sandboxed_by_default_and_off_turns_it_off(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path, outside: Path
+) -> None:
+    target = outside / "escaped"
+    command = {"command": f"echo x > {shlex.quote(str(target))}"}
+    env = ink_env(tmp_path)
+    fake_server.script(call("bash", command, id="c1"), say("could not"))
+    done = run_ink(
+        ["-p", *provider_args(fake_server, "openai", "--permission-mode", "yolo"), "go"], env, project
+    )
+    assert done.returncode == 0 and not target.exists(), done.stderr
+    [(_, result)] = fake_server.requests[-1].tool_results()
+    assert "[sandbox: denied. The sandbox (workspace-write) refused to write" in result
+    fake_server.script(call("bash", command, id="c1"), say("done"))
+    flags = provider_args(fake_server, "openai", "--permission-mode", "yolo", "--sandbox", "off")
+    done = run_ink(["-p", *flags, "go"], env, project)
+    assert done.returncode == 0 and target.read_text() == "x\n", done.stderr
