@@ -36,6 +36,7 @@ def test_a_dev_server_job_in_the_tui(
     ink.type_line("wait")
     ink.wait_text("bash sleep 600")
     ink.send(ESC)  # an interrupt: the foreground call stops, the job does not
+    ink.wait_text("still running in the background: job-1")  # the receipt names it (R34, R43)
     ink.wait_text("○ idle · 1 job")
     assert fetch(port) == "the secret is 42\n"
     ink.type_line("/jobs")

@@ -189,6 +189,10 @@ class AcpSession(EventReducer):
         stop = "refused" if event.refused else event.stop_reason
         self._send(self.turns.run_ended(stop, restored, finished, event.error))
         self._last_reply_stop = ""
+        running = event.receipt.jobs_running if event.receipt is not None else ()
+        if running:  # R43: an interrupt leaves the background jobs running
+            listed = ", ".join(job.job_id for job in running)
+            self._update(updates.thought_chunk(f"\n[background jobs still running: {listed}]\n"))
         changed = event.receipt.changed_files if event.receipt is not None else None
         if changed:  # what a rewind to the run's input would restore
             listed = ", ".join(changed[:10]) + (", …" if len(changed) > 10 else "")

@@ -5,7 +5,7 @@ them, read one's last lines or kill one, and the count in the status line. The r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ink.frontends.tui.blocks import Block, Tone, sanitize
 from ink.run import events as ev
@@ -31,6 +31,12 @@ def ended_block(event: ev.JobEnd) -> Block:
     survivors = "".join(f"\n  process {s.pid} ({s.command}) could not be stopped" for s in event.survivors)
     tone: Tone = "ok" if event.state == "exited" and event.exit_code == 0 else "interrupted"
     return Block("warning" if survivors else "info", sanitize(text) + survivors, tone)
+
+
+def kept_block(running: Sequence[JobInfo]) -> Block:
+    """After an interrupt: the background jobs it left running (R43), and how to stop them."""
+    listed = ", ".join(f"{job.job_id} ({sanitize(job.command)})" for job in running)
+    return Block("info", f"still running in the background: {listed} · /jobs kill ID stops one", "dim")
 
 
 def status_count(jobs: JobRegistry) -> str:

@@ -375,6 +375,8 @@ def _abort_blocks(event: ev.RunEnd) -> list[Block]:
             blocks.append(
                 Block("warning", f"process {survivor.pid} ({sanitize(survivor.command)}) is still running")
             )
+        if receipt.jobs_running:  # R43: an interrupt leaves them running, as it should
+            blocks.append(jobs.kept_block(receipt.jobs_running))
         if receipt.changed_files:  # what a rewind to the run's input would restore
             files = receipt.changed_files
             shown = ", ".join(sanitize(f) for f in files[:5]) + (", …" if len(files) > 5 else "")
