@@ -42,6 +42,7 @@ from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, Survivor
 from ink.tools.shell import Detach, Handover
 
 MAX_RUNNING = 64  # jobs running at once: a model that loops starting them cannot exhaust the machine
+MAX_NOTES = 20  # lines of one note to the model
 KEEPER_SLACK = 2.0  # beyond the kill delay and the keeper's 1 s for SIGKILL: its start, a loaded machine
 
 JobEvent = JobStart | JobEnd
@@ -393,8 +394,15 @@ class JobRegistry:
         return text, gone
 
     def take_notes(self) -> str:
-        """What the model has not been told yet (jobs that ended), as one note; "" when nothing."""
+        """What the model has not been told yet (jobs that ended), as one note; "" when nothing. At most
+        ``MAX_NOTES`` lines: the oldest of more are counted, not quoted (an idle session may see hundreds)."""
         notes, self._notes = self._notes, []
+        if len(notes) > MAX_NOTES:
+            more = len(notes) - MAX_NOTES + 1
+            notes = [
+                f"[{more} more background jobs ended earlier; job_output reads any of them.]",
+                *notes[-MAX_NOTES + 1 :],
+            ]
         return "\n".join(notes)
 
     def _earlier_info(self, job_id: str) -> JobInfo:
