@@ -61,7 +61,13 @@ class Checkpoint(msgspec.Struct, frozen=True):
     commit: str
     files: tuple[str, ...] = ()  # changed by the work of this input (until the next checkpoint or run end)
     kind: CheckpointKind = "input"
-    outside: tuple[str, ...] = ()  # changed by someone else between the last run's end and this checkpoint
+    after_end: str = ""  # the end of the run before it (a commit), when this is the first checkpoint since
+    outside: tuple[str, ...] = ()  # changed by someone else right after that end (its ``touched``)
+
+    def since_end(self) -> tuple[str, str] | None:
+        """The snapshots between which someone other than ink changed files, if this checkpoint is the
+        first after a run's end: (that end, this checkpoint)."""
+        return (self.after_end, self.commit) if self.after_end and self.commit else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +78,7 @@ class Checkpoint(msgspec.Struct, frozen=True):
             "commit": self.commit,
             "files": list(self.files),
             "kind": self.kind,
+            "afterEnd": self.after_end,
             "outside": list(self.outside),
         }
 
@@ -113,6 +120,7 @@ class CheckpointLog(msgspec.Struct):
                     data["commit"],
                     tuple(data.get("files", ())),
                     "rewind" if data.get("kind") == "rewind" else "input",
+                    str(data.get("afterEnd", "")),
                     tuple(str(p) for p in data.get("outside", ())),
                 )
             except (ValueError, KeyError, TypeError, AttributeError):
@@ -248,10 +256,11 @@ class Checkpoints:
         await self.settled()
         target = self.record.records.get(input_id) if input_id is not None else None
         found: set[str] = set(self._touched)
-        if target is not None:
+        if target is not None:  # the gaps between runs since then
             for later in self.record.records.values():
-                if later.time > target.time and later.kind == "input":
-                    found.update(later.outside)
+                gap = later.since_end() if later.time > target.time and later.kind == "input" else None
+                if gap is not None:
+                    found.update(later.outside, await self.repo.changed(*gap))
         if self._end_commit is not None:
             now = await self.repo.snapshot(f"probe-{time.monotonic_ns()}")
             found.update(await self.repo.changed(self._end_commit, now.commit))
@@ -361,11 +370,9 @@ class Checkpoints:
 
     async def _keep(self, pending: Checkpoint, commit: str) -> None:
         await self._finish_last(commit)
-        outside: tuple[str, ...] = ()
-        if self._gap_from is not None:  # the first checkpoint after an end: what others did meanwhile
-            outside = tuple(sorted({*self._touched, *await self.repo.changed(self._gap_from, commit)}))
-            self._gap_from = None
-        checkpoint = replace(pending, commit=commit, outside=outside)
+        after_end, outside = self._gap_from or "", self._touched if self._gap_from else ()
+        self._gap_from = None  # the first checkpoint after an end: what others did meanwhile is known
+        checkpoint = replace(pending, commit=commit, after_end=after_end, outside=outside)
         self.record.put(checkpoint)
         self._last = checkpoint
         if pending.run_id == self._run_id:
