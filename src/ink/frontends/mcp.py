@@ -44,6 +44,7 @@ A server table:
   env = { GITHUB_TOKEN = "${GITHUB_TOKEN}" }
   startup_timeout = 15                 # seconds to start and list its tools
   call_timeout = 300                   # seconds a call may go without an answer or progress
+  sandbox = true                       # run it in ink's sandbox, as commands are (default false)
 
   [mcp.servers.docs]                   # Streamable HTTP
   url = "http://127.0.0.1:8931/mcp"
