@@ -65,7 +65,7 @@ class Harness:
         self.bang_commands: list[str] = []
         self.controller = RunController(
             lambda: self.setup,
-            modes=self.modes,
+            modes=lambda: self.modes,  # read at each run's start: a test may change them between runs
             run_bang=self._bang,
             reaper=self.reaper,
             force_exit=self.forced_exits.append,

@@ -134,7 +134,7 @@ async def test_R13_modes_are_read_at_the_start_of_each_run(h: Harness, model: Sc
     model.script(reply, say("a"), say("b"))
     h.controller.submit("start")
     await g.wait_reached_async()
-    h.controller.modes = Modes(follow_up="all")  # too late for this run
+    h.modes = Modes(follow_up="all")  # too late for this run
     h.controller.submit("f1", "follow_up")
     h.controller.submit("f2", "follow_up")
     g.open()

@@ -31,14 +31,14 @@ from ink.config.keys import PERMISSION_MODES, PermissionMode
 from ink.extend.command_limit import CommandToolLimit
 from ink.extend.subagents import SubAgents
 from ink.run.compaction import Compactor
-from ink.run.controller import QueueError, RunController, Submitted
+from ink.run.controller import Modes, QueueError, RunController, Submitted
 from ink.run.hub import EventHub
 from ink.run.usage import UsageTotals
 from ink.sandbox import Sandbox, no_sandbox
 from ink.store.current import CurrentSession
 from ink.tools.jobs import JobRegistry
 from ink.tools.processes import ProcessEntry, ProcessRegistry
-from ink.vocabulary import InputMode
+from ink.vocabulary import InputMode, TakeMode
 
 if TYPE_CHECKING:
     from ink.ai.messages import ToolImage
@@ -196,6 +196,14 @@ class App:
         policy.mode = mode
         self.setups.use(msgspec.structs.replace(self.settings, permission_mode=mode))
         return True
+
+    def set_queue_modes(self, steering: TakeMode | None = None, follow_up: TakeMode | None = None) -> Modes:
+        """How queued steer and follow-up input is taken from the next run on (``/modes``, RPC
+        ``set_modes``; R13: a run going on keeps its own). The settings follow. Returns the modes now."""
+        settings = self.settings
+        steering, follow_up = steering or settings.steering_mode, follow_up or settings.follow_up_mode
+        self.setups.use(msgspec.structs.replace(settings, steering_mode=steering, follow_up_mode=follow_up))
+        return self.setups.modes()
 
     def new_session(self) -> None:
         """A fresh, empty history (and session file). Raises ``QueueError`` unless idle."""

@@ -25,6 +25,7 @@ from ink.ai.redacting import redacting
 from ink.ai.thinking import thinking_options
 from ink.config import Settings
 from ink.run.compaction import Compactor
+from ink.run.controller import Modes
 from ink.run.usage import UsageTotals
 from ink.system_prompt import Environment, build_system_prompt
 
@@ -106,9 +107,13 @@ class RunSetups:
         """The context keeper of the current model (``/compact`` uses it too)."""
         return self._keeper(self().system_prompt)
 
+    def modes(self) -> Modes:
+        """How the next run takes queued steer and follow-up input (R13): the settings' modes."""
+        return Modes(self.settings.steering_mode, self.settings.follow_up_mode)
+
     def use(self, settings: Settings) -> None:
-        """Later runs use ``settings`` (another model, provider or permission mode); a run going on keeps
-        the set-up it started with (R13)."""
+        """Later runs use ``settings`` (another model, provider, permission mode or queue modes); a run
+        going on keeps the set-up it started with (R13)."""
         old = self.settings
         if (settings.provider, settings.base_url) != (old.provider, old.base_url):
             self._retired.append(self.provider)  # closed with the app: the running run may use it
@@ -120,8 +125,15 @@ class RunSetups:
             old.context_window,
         ):
             self._compactor = None  # the next run's keeper knows the new model's window
+        kept = msgspec.structs.replace(
+            old,
+            permission_mode=settings.permission_mode,
+            steering_mode=settings.steering_mode,
+            follow_up_mode=settings.follow_up_mode,
+        )
+        if kept != settings:  # not only what no set-up holds (the policy and the controller read those)
+            self._made = None
         self.settings = settings
-        self._made = None
 
     async def aclose(self) -> None:
         """Close every provider the app used."""

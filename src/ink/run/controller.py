@@ -136,7 +136,7 @@ class RunController:
         setup: LoopSetup | SetupSource,
         history: History | None = None,
         *,
-        modes: Modes = Modes(),
+        modes: Modes | Callable[[], Modes] = Modes(),
         run_bang: BangRunner | None = None,
         reaper: Reaper | None = None,
         force_exit: Callable[[int], None] = _exit_now,
@@ -154,7 +154,7 @@ class RunController:
         of its own)."""
         self._setups: SetupSource = (lambda: setup) if isinstance(setup, LoopSetup) else setup
         self.history = history if history is not None else History()
-        self.modes = modes  # R13: read at the start of each run
+        self._modes: Callable[[], Modes] = (lambda: modes) if isinstance(modes, Modes) else modes
         self._run_bang = run_bang
         self._reaper = reaper
         self._force_exit = force_exit
@@ -187,6 +187,11 @@ class RunController:
     def setup(self) -> LoopSetup:
         """The set-up the next run starts with (a run going on keeps its own)."""
         return self._setups()
+
+    @property
+    def modes(self) -> Modes:
+        """How the next run takes queued input (R13: a run reads them once, at its start)."""
+        return self._modes()
 
     @property
     def ledger(self) -> InputLedger:
@@ -349,7 +354,7 @@ class RunController:
         self._sub_agent_usage = Usage()
         self._ledger.mark_taken(entry)
         self._emit(RunStart(run_id))
-        modes, setup = self.modes, self._setups()  # R13: read once, at the start of the run
+        modes, setup = self._modes(), self._setups()  # R13: read once, at the start of the run
         try:
             inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed, self.hand_back)
             result = await run_loop(self.history, [entry.pending()], setup, signal, self._emit, inputs)

@@ -18,7 +18,7 @@ from ink.app.service import App
 from ink.app.setup import RunHooks, RunSetups, ToolRegistry
 from ink.config import Settings
 from ink.extend.command_limit import CommandToolLimit
-from ink.run.controller import Modes, RunController
+from ink.run.controller import RunController
 from ink.run.hub import EventHub
 from ink.run.permissions import PermissionBroker
 from ink.tools.jobs import JobRegistry
@@ -86,7 +86,7 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
     controller = RunController(
         setups,
         history,
-        modes=Modes(settings.steering_mode, settings.follow_up_mode),
+        modes=setups.modes,
         run_bang=bang_runner(settings, processes),
         reaper=RegistryReaper(processes, settings.kill_delay, spared),
         force_exit=choices.get("force_exit") or hard_exit(processes),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ink.ai.jsonform import to_json
 from ink.ai.messages import message_to_json
-from ink.run.controller import Modes, QueueError, Submitted
+from ink.run.controller import QueueError, Submitted
 from ink.run.permissions import UnknownRequest
 from ink.tools.jobs import UnknownJob
 from ink.vocabulary import Answer, TakeMode
@@ -154,11 +154,10 @@ class Handlers:
         return {"wasRunning": was_running}
 
     def _set_modes(self, fields: Fields) -> Data:
-        current = self.controller.modes
-        steering = cast(TakeMode, fields.get("steering", current.steering))
-        follow_up = cast(TakeMode, fields.get("followUp", current.follow_up))
-        self.controller.modes = Modes(steering, follow_up)  # R13: read at the start of each run
-        return {"steeringMode": steering, "followUpMode": follow_up}
+        steering = cast("TakeMode | None", fields.get("steering"))
+        follow_up = cast("TakeMode | None", fields.get("followUp"))
+        modes = self.app.set_queue_modes(steering, follow_up)  # R13: read at the start of each run
+        return {"steeringMode": modes.steering, "followUpMode": modes.follow_up}
 
     def _permission(self, fields: Fields) -> Data:
         try:

@@ -22,7 +22,7 @@ from ink.frontends.tui.folds import header
 from ink.frontends.tui.jobs import jobs_command
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.view import EventView
-from ink.run.controller import Modes, QueueError
+from ink.run.controller import QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
 from ink.wiring.mcp_part import McpPart, mcp_of
 
@@ -139,7 +139,7 @@ def _modes(host: CommandHost, args: str) -> None:
         else:
             follow_up = value
         words = words[2:]
-    controller.modes = Modes(steering, follow_up)
+    host.core.set_queue_modes(steering, follow_up)
     say(host, f"steer: {steering} · follow-up: {follow_up} (entries one take removes; from the next run on)")
 
 
