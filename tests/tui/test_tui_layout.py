@@ -55,6 +55,28 @@ def test_markdown_is_tight_left_aligned_and_code_is_highlighted(
     assert code.fg != "default" and code.bg != "default"  # highlighted, on the theme's background
 
 
+def test_one_blank_line_separates_blocks_around_tables_and_code(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    """Issue 30: two blank lines followed a code block or a table (rich's empty edge rows)."""
+    reply = (
+        "Intro.\n\n| name | size |\n|---|---|\n| a.py | 10 |\n\nAfter the table.\n\n"
+        "```python\nx = 1\n```\n\nAfter the code.\n\n- one\n- two\n\nThe end."
+    )
+    fake_server.script(say(reply))
+    ink = start_ink()
+    ink.type_line("show me")
+    ink.wait_printed("The end.")
+    shown = ink.scrollback()
+    region = shown[shown.index("Intro.") : shown.index("The end.") + 1]
+    doubled = [i for i in range(1, len(region)) if not region[i] and not region[i - 1]]
+    assert doubled == [], region
+    for line in ("After the table.", "After the code.", "The end."):
+        at = region.index(line)
+        assert region[at - 1] == "" and region[at - 2] != ""  # one blank line before each block
+    assert region[region.index("Intro.") + 1] == "" and region[region.index("Intro.") + 2] != ""
+
+
 def test_a_40_column_terminal_shows_whole_status_question_and_tool_lines(
     fake_server: FakeModelServer, start_ink: StartInk, project: Path
 ) -> None:

@@ -35,7 +35,6 @@ from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
 from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.notify import Notifier
-from ink.frontends.tui.paint import Painter
 from ink.frontends.tui.panels import (
     QUEUE_ROWS,
     Status,
@@ -48,6 +47,7 @@ from ink.frontends.tui.pastes import Pastes
 from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
+from ink.frontends.tui.scrollback import InlineApplication, Scrollback
 from ink.frontends.tui.typeahead import split_typed
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
@@ -80,7 +80,7 @@ class TuiApp:
         if (mcp := mcp_of(core)) is not None:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, core.tools.find)
-        self.painter = Painter(color=color)
+        self.scrollback = Scrollback(color)
         self.buffer = Buffer(
             multiline=True,
             history=prompt_history(core.settings.ink_home, core.settings.cwd),
@@ -100,7 +100,8 @@ class TuiApp:
         self._exited = False
         self._unsent: list[str] = []  # input handed back after the UI closed: printed at the end
         self.rewind = RewindPicker(core, self._say, self._dirty.set, clock, self._view.hold_notes)
-        self.app: Application[int] = Application(
+        self.app: Application[int] = InlineApplication(
+            self._width_changed,
             layout=build_layout(
                 self.buffer,
                 live=self._live,
@@ -210,12 +211,14 @@ class TuiApp:
 
     async def _paint_loop(self) -> None:
         """Print finished blocks and redraw, at most FRAMES_PER_SECOND times a second; while something
-        runs, also every TICK_SECONDS for the elapsed times."""
+        runs, also every TICK_SECONDS for the elapsed times; once a resize settled, lay it all out."""
         frame = 1.0 / FRAMES_PER_SECOND
         while True:
             busy = self.controller.state == "running" or bool(self._view.tools)
+            relayout = self.scrollback.due(self._width())
+            waits = [t for t in (TICK_SECONDS if busy else None, relayout) if t is not None]
             try:
-                await asyncio.wait_for(self._dirty.wait(), TICK_SECONDS if busy else None)
+                await asyncio.wait_for(self._dirty.wait(), min(waits) if waits else None)
             except TimeoutError:
                 pass
             self._dirty.clear()
@@ -233,25 +236,34 @@ class TuiApp:
 
     def _frame(self) -> None:
         """Print the finished blocks above the app, then redraw it under them (not while a stray print
-        is being shown: it has the terminal)."""
+        is being shown: it has the terminal). After a change of width, everything is printed again."""
         app = self.app
         if app.is_running and getattr(app, "_running_in_terminal", False):
             self._dirty.set()
             return
+        width = self._width()
+        relayout = app.is_running and self.scrollback.due(width) == 0
         blocks = self._view.take_printed()
-        if blocks and app.is_running:
+        if (blocks or relayout) and app.is_running:
             app.renderer.erase()  # the cursor to the app's first row, the app's rows cleared
-            self._write(self.painter.paint(blocks, self._width()))
-        elif blocks:
-            self._write(self.painter.paint(blocks, self._width()))
+        text = self.scrollback.relayout(width) if relayout else ""
+        self._write(text + self.scrollback.paint(blocks, width) if blocks else text)
+        if relayout:
+            app.renderer.request_absolute_cursor_position()  # the rows below the cursor changed
         app.invalidate()
+
+    def _width_changed(self) -> None:
+        self.scrollback.resized()
+        self._dirty.set()
 
     def _flush_printed(self) -> None:
         blocks = self._view.take_printed()
         if blocks:
-            self._write(self.painter.paint(blocks, self._width()))
+            self._write(self.scrollback.paint(blocks, self._width()))
 
     def _write(self, text: str) -> None:
+        if not text:
+            return
         output = self.app.output
         output.write_raw(text)
         output.flush()
