@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -164,10 +165,9 @@ class ShadowRepo:
         try:
             await self._git(*add, config=bulk, env=magic, stdin=stdin, long=long)
         except ShadowError:
-            if pending < BULK_FILES:
-                raise
             # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
-            # into the pack; a loose add would die too, of SIGBUS on its mmap): once more, the plain way
+            # into the pack; a loose add dies too, of SIGBUS on its mmap) or a file or folder it listed
+            # is gone when it looks at it ("unable to stat"): a build at work. Once more, the plain way
             await self._git(*add, env=magic, stdin=stdin, long=long)
 
     async def staged_changes(self, old: str) -> list[str]:
@@ -370,18 +370,22 @@ class ShadowRepo:
         return tuple(big), len(paths) - len(big), changed, size
 
     def _large(self, paths: list[str]) -> tuple[list[str], int]:
-        """The files over ``MAX_FILE_BYTES``, and the bytes of the others."""
+        """The files to leave out, over ``MAX_FILE_BYTES`` or unreadable (git's add would fail whole on
+        one: a root-owned leftover of a ``sudo`` command would stop every checkpoint of the workspace),
+        and the bytes of the others."""
         big = []
         size = 0
         for rel in paths:
             try:
-                length = (self.workspace / rel).lstat().st_size
+                info = (self.workspace / rel).lstat()
             except OSError:
                 continue
-            if length > MAX_FILE_BYTES:
+            if info.st_size > MAX_FILE_BYTES or (
+                stat.S_ISREG(info.st_mode) and not os.access(self.workspace / rel, os.R_OK)
+            ):
                 big.append(rel)
             else:
-                size += length
+                size += info.st_size
         return big, size
 
     def _command(
