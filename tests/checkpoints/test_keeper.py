@@ -3,6 +3,7 @@ model: each run's files are known, a rewind gives the tree back, a resumed sessi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -159,3 +160,23 @@ async def test_a_session_that_is_not_saved_leaves_no_record_and_one_index_behind
     (store,) = (home / "checkpoints" / "repos").glob("*.git")
     assert sorted(p.name for p in store.glob("index-*")) == ["index-unsaved"]
     assert not list(store.glob("large-*"))
+
+
+async def test_a_run_ends_at_once_in_a_session_whose_checkpoints_went_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end of a run is fixed before its run_end (``close_run``): with checkpoints off there is
+    nothing to fix, and the answer must not wait for a snapshot that will never be taken (the receipt's
+    5 s bound held every run_end)."""
+    work = crowded(tmp_path, monkeypatch)
+    checkpoints = keeper(tmp_path, work)
+    checkpoints.on_event(InputTaken("steer", (TakenInput("in-1", "hello"),)))
+    await checkpoints.passing()  # a bash call: the run may have changed files
+    assert checkpoints.off
+    closing = asyncio.ensure_future(checkpoints.close_run("run-1"))
+    for _ in range(100):  # loop turns, not time: nothing is left to wait for
+        if closing.done():
+            break
+        await asyncio.sleep(0)
+    assert closing.done() and closing.result() is None
+    await checkpoints.aclose()

@@ -246,6 +246,8 @@ class Checkpoints:
         self._may_change = False
         done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
         self._then(functools.partial(self._close_changed, run_id, ended, done))
+        assert self._chain is not None
+        self._chain.add_done_callback(lambda _: done.done() or done.set_result(None))  # off: never ran
         return await asyncio.shield(done)
 
     async def changed_outside(self, input_id: str | None = None) -> list[str]:
