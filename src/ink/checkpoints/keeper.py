@@ -247,7 +247,7 @@ class Checkpoints:
         done: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
         self._then(functools.partial(self._close_changed, run_id, ended, done))
         assert self._chain is not None
-        self._chain.add_done_callback(lambda _: done.done() or done.set_result(None))  # off: never ran
+        self._chain.add_done_callback(functools.partial(_unanswered, done))  # off: the step never ran
         return await asyncio.shield(done)
 
     async def changed_outside(self, input_id: str | None = None) -> list[str]:
@@ -469,3 +469,8 @@ class Checkpoints:
         if last is not None and last.commit == since:
             self._last = None
             self.record.put(replace(last, files=tuple(files)))
+
+
+def _unanswered(done: asyncio.Future[list[str] | None], _chain: object) -> None:
+    if not done.done():
+        done.set_result(None)
