@@ -164,3 +164,16 @@ def test_R41_print_mode_is_sandboxed_by_default_and_off_turns_it_off(
     flags = provider_args(fake_server, "openai", "--permission-mode", "yolo", "--sandbox", "off")
     done = run_ink(["-p", *flags, "go"], env, project)
     assert done.returncode == 0 and target.read_text() == "x\n", done.stderr
+
+
+def test_R41_the_status_line_says_no_sandbox_when_it_is_off() -> None:
+    from ink.frontends.tui.panels import Status, sandbox_label, status_fragments
+
+    assert [sandbox_label(m) for m in ("workspace-write", "read-only", "off")] == [
+        "sandbox workspace-write",
+        "sandbox read-only",
+        "no sandbox",
+    ]
+    status = Status("idle", "", 0.0, "gpt-4.1", "~/proj", "1 in · 1 out", "", "", "ask", "no sandbox")
+    right = "".join(text for _style, text in status_fragments(status, 120))
+    assert "ask · gpt-4.1 · no sandbox · ~/proj" in right
