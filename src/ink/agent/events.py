@@ -150,6 +150,37 @@ class Notice(msgspec.Struct, frozen=True):
     type: Literal["notice"] = "notice"
 
 
+HoldPoint: TypeAlias = Literal["model_call", "tool_call"]
+"""Where a paused run holds: before a model call, or before a tool call starts."""
+ResumeReason: TypeAlias = Literal["resume", "abort", "end"]
+"""Why a pause ended: resumed; the run (or the sub-agent) was aborted; its work ended while paused."""
+
+
+class RunPaused(msgspec.Struct, frozen=True):
+    """A pause took effect (R44): from now on no model call and no tool call of the run (or of the
+    sub-agent ``source`` names) starts; what streams or runs already finishes."""
+
+    source: Source | None = None
+    type: Literal["run_paused"] = "run_paused"
+
+
+class RunHeld(msgspec.Struct, frozen=True):
+    """The paused run reached a safe point and waits there (``at``): nothing of it is in flight but what
+    had started before that point (the other calls of a batch already running)."""
+
+    at: HoldPoint
+    source: Source | None = None
+    type: Literal["run_held"] = "run_held"
+
+
+class RunResumed(msgspec.Struct, frozen=True):
+    """The pause ended (``reason``): what waited goes on as if there had been no pause."""
+
+    reason: ResumeReason = "resume"
+    source: Source | None = None
+    type: Literal["run_resumed"] = "run_resumed"
+
+
 AgentEvent: TypeAlias = (
     MessageStart
     | TextDeltaEvent
@@ -164,6 +195,9 @@ AgentEvent: TypeAlias = (
     | RetryEvent
     | InputTaken
     | Notice
+    | RunPaused
+    | RunHeld
+    | RunResumed
 )
 Emit: TypeAlias = Callable[[AgentEvent], None]
 

@@ -19,6 +19,7 @@ import msgspec
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Emit, InputTaken, Source, TakenInput
 from ink.agent.history import History
+from ink.agent.pause import PauseGate
 from ink.agent.reply import stream_reply
 from ink.agent.scheduler import NOT_STARTED, CancelTally, SchedulerSettings, ToolScheduler
 from ink.agent.tasks import Tasks
@@ -135,6 +136,9 @@ class LoopSetup(msgspec.Struct, frozen=True):
     """ink's news for the model since its last request (a background job ended, R43): asked before each
     model call; a text is appended to the history as a user-role ``context`` message, so the request
     stays valid for strict APIs and the note is in the session file. Not for sub-agents."""
+    pause: PauseGate | None = None
+    """Where the run holds while paused (R44), before each model call and before each tool call starts:
+    the controller's gate; a sub-agent's is a child of its parent run's (``ink.agent.pause``)."""
 
 
 class RunError(msgspec.Struct, frozen=True):
@@ -193,6 +197,7 @@ async def run_loop(
         setup=setup,
         history=history,
         source=setup.source,
+        pause=setup.pause,
     )
     usage = Usage()
     batches = stops = 0
@@ -224,6 +229,10 @@ async def run_loop(
     while True:
         if signal.aborted:  # R18
             return result("aborted")
+        if setup.pause is not None and setup.pause.holding:  # R44: before the steer poll, so input
+            await setup.pause.hold(signal, emit, "model_call")  # queued meanwhile goes with this call
+            if signal.aborted:
+                return result("aborted")
         if not skip_steer_poll:
             await commit(source.take_steering())  # R9 (a)
         skip_steer_poll = False

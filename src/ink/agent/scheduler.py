@@ -23,6 +23,7 @@ from ink.agent.before_tool import check_call
 from ink.agent.events import Emit, Source, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
 from ink.agent.history import History, HistoryView
 from ink.agent.live import LiveOutput
+from ink.agent.pause import PauseGate
 from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import (
     AfterToolHook,
@@ -82,6 +83,7 @@ class ToolScheduler:
         setup: RunSetup | None = None,
         history: HistoryView | None = None,
         source: Source | None = None,
+        pause: PauseGate | None = None,
     ) -> None:
         self._tools = {t.spec.name: t for t in tools}
         self._emit = emit
@@ -92,6 +94,7 @@ class ToolScheduler:
         self._setup = setup if setup is not None else _Tools(tuple(self._tools.values()))
         self._history = history if history is not None else History()
         self._source = source
+        self._pause = pause
         self._hook_lock = asyncio.Lock()
         self.tally = CancelTally()
 
@@ -133,12 +136,11 @@ class ToolScheduler:
 
     async def _run_alone(self, call: ToolCall) -> ToolResult:
         self._emit(ToolStart(call.id, call.name, call.arguments))
-        checked = await self._check(call)
+        checked = self._not_started(call) if await self._hold() else await self._check(call)
         if isinstance(checked, ToolResult):
             result = checked
-        elif self._signal.aborted:
-            self.tally.not_started.append(call.id)
-            result = ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
+        elif await self._hold():
+            result = self._not_started(call)
         else:
             result = await self._execute(call, *checked)
         self._emit(ToolEnd(call.id, result))
@@ -161,17 +163,29 @@ class ToolScheduler:
 
     async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> tuple[ToolResult, bool]:
         """The call's result, and whether it was announced at ``tool_settled`` (so shown already)."""
-        checked = await self._check(call)
+        checked = self._not_started(call) if await self._hold() else await self._check(call)
         if isinstance(checked, ToolResult):
             return checked, False  # R4: no tool_running, no tool_settled
         async with slots:
-            if self._signal.aborted:
-                self.tally.not_started.append(call.id)
-                return ToolResult(call.id, call.name, NOT_STARTED, is_error=True), False
+            if await self._hold():
+                return self._not_started(call), False
             self._emit(ToolRunning(call.id))
             result = await self._execute(call, *checked)
         self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
         return result, True
+
+    async def _hold(self) -> bool:
+        """R44: while the run is paused, a call that has not started waits here: before its checks (no
+        hook runs, no question is asked) and again before it runs (a question answered meanwhile).
+        Returns whether the run was aborted (the call then never starts)."""
+        if self._pause is not None and self._pause.holding:
+            await self._pause.hold(self._signal, self._emit, "tool_call")
+        return self._signal.aborted
+
+    def _not_started(self, call: ToolCall) -> ToolResult:
+        """The result of a call the abort stopped before it started (R19, R34)."""
+        self.tally.not_started.append(call.id)
+        return ToolResult(call.id, call.name, NOT_STARTED, is_error=True)
 
     async def _check(self, call: ToolCall) -> tuple[Tool, ToolCallContext] | ToolResult:
         """Validate the arguments and ask the before-tool chain. An error result when either says no,

@@ -23,9 +23,10 @@ from typing import Any
 from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
-from ink.agent.events import AgentEvent, Emit, Notice, Source
+from ink.agent.events import AgentEvent, Emit, Notice, RunResumed, Source
 from ink.agent.history import History, HistoryChange
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
+from ink.agent.pause import PauseGate
 from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput, kind_of
 from ink.ai.messages import AssistantMessage, message_to_json
 from ink.ai.provider import ToolSpec
@@ -85,29 +86,25 @@ class TaskTool:
         if not isinstance(ctx.setup, LoopSetup):  # the loop always hands its own
             return ToolOutput("A sub-agent can only start from a run of ink's loop.", is_error=True)
         source = Source(ctx.tool_call_id, kind.name)
-        agent = RunningAgent(source, AbortSignal())
+        agent = _running_agent(source, ctx)
         remove = ctx.signal.on_abort(agent.signal.abort)  # R17: the run's abort reaches the sub-agent
         self.agents.running[source.id] = agent
         history = History()
         stop_recording = self._record(history, source, ctx.emit)
         try:
-            setup = _sub_agent_setup(ctx.setup, kind, source)
-            result = await self._run(setup, agent, history, str(args["prompt"]), ctx.emit)
+            setup = replace(_sub_agent_setup(ctx.setup, kind, source), pause=agent.pause)
+            result = await self._run(setup, agent, history, str(args["prompt"]))
         finally:
             remove()
             stop_recording()
             self.agents.running.pop(source.id, None)
+            if agent.pause.resume():  # every run_paused of it is followed by its run_resumed
+                agent.emit(RunResumed("abort" if agent.signal.aborted else "end"))
         return _output(kind, result, history, agent.signal)
 
-    async def _run(
-        self, setup: LoopSetup, agent: RunningAgent, history: History, prompt: str, parent_emit: Emit
-    ) -> LoopResult:
+    async def _run(self, setup: LoopSetup, agent: RunningAgent, history: History, prompt: str) -> LoopResult:
         first = [PendingInput(f"{agent.source.id}-prompt", prompt, "steer")]
-
-        def emit(event: AgentEvent) -> None:
-            parent_emit(replace(event, source=agent.source))
-
-        return await run_loop(history, first, setup, agent.signal, emit, _Inbox(agent))
+        return await run_loop(history, first, setup, agent.signal, agent.emit, _Inbox(agent))
 
     def _record(self, history: History, source: Source, emit: Emit) -> Callable[[], None]:
         """The sub-agent's transcript, one message a line, next to the session file (kept with it). The
@@ -139,6 +136,18 @@ class TaskTool:
                     )
 
         return history.subscribe(write)
+
+
+def _running_agent(source: Source, ctx: ToolCallContext) -> RunningAgent:
+    """A sub-agent of the call ``ctx``: its own abort signal, a pause gate under its parent run's (a
+    pause of the run holds it too, R44), and its events re-emitted with its ``source`` (R7)."""
+    parent_emit = ctx.emit
+
+    def emit(event: AgentEvent) -> None:
+        parent_emit(replace(event, source=source))
+
+    parent = ctx.setup.pause if isinstance(ctx.setup, LoopSetup) else None
+    return RunningAgent(source, AbortSignal(), pause=PauseGate(parent), emit=emit)
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")

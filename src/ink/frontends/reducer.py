@@ -121,3 +121,12 @@ class EventReducer:
 
     def job_end(self, event: ev.JobEnd) -> None:
         pass
+
+    def run_paused(self, event: ev.RunPaused) -> None:
+        pass
+
+    def run_held(self, event: ev.RunHeld) -> None:
+        pass
+
+    def run_resumed(self, event: ev.RunResumed) -> None:
+        pass

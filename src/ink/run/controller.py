@@ -24,6 +24,7 @@ from ink.agent.abort import AbortSignal
 from ink.agent.events import MessageEnd, ToolEnd
 from ink.agent.history import History
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
+from ink.agent.pause import PauseGate
 from ink.agent.scheduler import CancelTally
 from ink.agent.tasks import Tasks
 from ink.ai.messages import AssistantMessage, ToolImage, ToolResult, Usage, UserMessage
@@ -35,9 +36,12 @@ from ink.run.events import (
     JobInfo,
     QueuedInput,
     QueueUpdate,
+    ResumeReason,
     RunEnd,
     RunEvent,
     RunEventListener,
+    RunPaused,
+    RunResumed,
     RunStart,
     Survivor,
 )
@@ -170,6 +174,7 @@ class RunController:
         self._idle.set()
         self._run_ids = itertools.count(1)
         self._sub_agent_usage = Usage()  # of the run going on: added to its own in ``run_end``
+        self._pause = PauseGate()  # R44: every run's; paused only while running (``pause``)
         self.permissions = permissions or PermissionBroker(self._emit)  # the policy's hook asks here
         self.tasks = tasks if tasks is not None else setup.tasks if isinstance(setup, LoopSetup) else Tasks()
         # Awaited before every run_end: the workspace checkpoints fix the run's end there (R42), and
@@ -182,6 +187,16 @@ class RunController:
     @property
     def state(self) -> State:
         return self._state
+
+    @property
+    def paused(self) -> bool:
+        """Whether the work going on is paused (R44): nothing new of it starts until ``resume``."""
+        return self._pause.paused
+
+    @property
+    def held(self) -> bool:
+        """Whether the paused run waits at a safe point now (a model call or a tool call not started)."""
+        return self._pause.held > 0
 
     @property
     def setup(self) -> LoopSetup:
@@ -260,6 +275,31 @@ class RunController:
         if entries:
             self._emit(InputRestored(tuple(e.public() for e in entries)))
 
+    # -- holding ---------------------------------------------------------------------------------
+
+    def pause(self) -> bool:
+        """R44: hold the work going on at its next safe point: what streams or runs finishes, no model
+        call and no tool call starts (the run's sub-agents' neither) until ``resume``. The queue stays
+        open. A run the flush starts meanwhile holds too. False when already paused. Raises
+        ``QueueError`` while idle: there is nothing to hold."""
+        if self._state == "idle":
+            raise QueueError("nothing is running: pause holds a run at its next safe point")
+        if not self._pause.pause():
+            return False
+        self._emit(RunPaused())
+        return True
+
+    def resume(self) -> bool:
+        """Lift the pause: what waits goes on exactly as if there had been none (steers queued meanwhile
+        are taken before the next model call). False when not paused."""
+        return self._lift_pause("resume")
+
+    def _lift_pause(self, reason: ResumeReason) -> bool:
+        if not self._pause.resume():
+            return False
+        self._emit(RunResumed(reason))
+        return True
+
     # -- stopping --------------------------------------------------------------------------------
 
     def abort(self, reason: str = "user") -> bool:
@@ -267,6 +307,7 @@ class RunController:
         if self._state == "idle" or self._signal is None:
             return False
         self._signal.abort(reason)
+        self._lift_pause("abort")  # pause is not a stop: the run ends as always; a redirect runs
         return True
 
     def interrupt(self) -> None:
@@ -327,6 +368,7 @@ class RunController:
                 self._ledger.restore(self._redirect)
                 self._emit(InputRestored((self._redirect.public(),)))
                 self._redirect = None
+            self._lift_pause("end")  # the work ended while paused: nothing is left to hold
             self._state = "idle"
             self._signal = None
             self._idle.set()
@@ -354,7 +396,7 @@ class RunController:
         self._sub_agent_usage = Usage()
         self._ledger.mark_taken(entry)
         self._emit(RunStart(run_id))
-        modes, setup = self._modes(), self._setups()  # R13: read once, at the start of the run
+        modes, setup = self._modes(), replace(self._setups(), pause=self._pause)  # R13: read once, here
         try:
             inputs = _LedgerInput(self._ledger, modes, signal, self._queue_changed, self.hand_back)
             result = await run_loop(self.history, [entry.pending()], setup, signal, self._emit, inputs)

@@ -13,11 +13,16 @@ import msgspec
 
 from ink.agent.events import (
     AgentEvent,
+    HoldPoint,
     InputTaken,
     MessageEnd,
     MessageStart,
     Notice,
+    ResumeReason,
     RetryEvent,
+    RunHeld,
+    RunPaused,
+    RunResumed,
     Source,
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -37,6 +42,7 @@ from ink.vocabulary import Decision, InputMode, RunStop
 # The loop's events too: a frontend reads every event it receives from this one module.
 __all__ = [
     "AgentEvent",
+    "HoldPoint",
     "InputTaken",
     "JobEnd",
     "JobInfo",
@@ -44,8 +50,12 @@ __all__ = [
     "MessageEnd",
     "MessageStart",
     "Notice",
+    "ResumeReason",
     "RetryEvent",
     "RunEvent",
+    "RunHeld",
+    "RunPaused",
+    "RunResumed",
     "Source",
     "Survivor",
     "TextDeltaEvent",

@@ -42,6 +42,8 @@ class Handlers:
             "follow_up": lambda f: self._submit(f["text"], "follow_up"),
             "interrupt_with": lambda f: _submitted(self.controller.interrupt_with(f["text"])),
             "abort": self._abort,
+            "pause": self._pause,
+            "resume": self._resume,
             "get_state": lambda _f: self.state(),
             "get_messages": lambda _f: self.messages(),
             "get_queue": lambda _f: self.queue(),
@@ -98,6 +100,9 @@ class Handlers:
             "provider": settings.provider,
             "steeringMode": controller.modes.steering,
             "followUpMode": controller.modes.follow_up,
+            "paused": controller.paused,  # R44: nothing new of the run starts until resume
+            "held": controller.held,  # paused, and waiting at a safe point now
+            "pausedAgents": self.app.agents.paused(),
             "sandbox": self.app.sandbox.mode,  # what commands run in (R41): read-only|workspace-write|off
             "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
             "elicitationRequests": self._open_elicitations(),
@@ -152,6 +157,28 @@ class Handlers:
         was_running = self.controller.state == "running"
         self.controller.abort("user")
         return {"wasRunning": was_running}
+
+    def _pause(self, fields: Fields) -> Data:
+        """R44: hold the run (or one sub-agent) at its next safe point; ``run_paused`` follows."""
+        if "source" in fields:
+            changed = self.app.agents.pause(fields["source"])
+            if changed is None:
+                raise CommandFailed(f"no running sub-agent {fields['source']!r} (source.id of its events)")
+            return {"source": fields["source"], "wasPaused": not changed}
+        try:
+            changed = self.controller.pause()
+        except QueueError as exc:
+            raise CommandFailed(f"{exc}; send it while a run goes on") from exc
+        return {"wasPaused": not changed}
+
+    def _resume(self, fields: Fields) -> Data:
+        """Lift a pause; ``run_resumed`` follows. Not paused (idle included): nothing changes."""
+        if "source" in fields:
+            changed = self.app.agents.resume(fields["source"])
+            if changed is None:
+                raise CommandFailed(f"no running sub-agent {fields['source']!r} (source.id of its events)")
+            return {"source": fields["source"], "wasPaused": changed}
+        return {"wasPaused": self.controller.resume()}
 
     def _set_modes(self, fields: Fields) -> Data:
         steering = cast("TakeMode | None", fields.get("steering"))

@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[FieldSpec, ...]] = {
     "follow_up": (_text(),),
     "interrupt_with": (_text(),),
     "abort": (FieldSpec("source", required=False),),
+    "pause": (FieldSpec("source", required=False),),  # R44: the run, or one running sub-agent
+    "resume": (FieldSpec("source", required=False),),
     "get_state": (),
     "get_messages": (),
     "get_queue": (),
