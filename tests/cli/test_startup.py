@@ -90,8 +90,7 @@ NOT_FOR_A_PLAIN_TURN = (
     "sysconfig",
     "shlex",
     "encodings.idna",
-    "hashlib",
-)
+)  # hashlib is used now: remembered answers live per project under $INK_HOME, in a folder named by digest
 
 
 def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(

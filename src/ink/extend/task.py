@@ -12,7 +12,6 @@ app would give the next run: a model switched while the run goes on reaches neit
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
@@ -160,6 +159,8 @@ def transcript_name(source: Source) -> str:
     def part(text: str) -> str:
         if _SAFE_NAME.fullmatch(text):
             return text
+        import hashlib  # only for a name that must be replaced: a plain turn does not import it
+
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
     return f"{part(source.agent)}-{part(source.id)}.jsonl"
