@@ -21,6 +21,7 @@ AbortCallback = Callable[[str], object]
 class AbortSignal:
     def __init__(self) -> None:
         self._reason: str | None = None
+        self._message: str | None = None
         self._callbacks: list[AbortCallback] = []
         self._event = asyncio.Event()
 
@@ -32,11 +33,16 @@ class AbortSignal:
     def reason(self) -> str | None:
         return self._reason
 
-    def abort(self, reason: str = "user") -> bool:
+    @property
+    def message(self) -> str | None:
+        """What whoever stopped the run said, for the user (a hook's ``stopReason``); None: nothing."""
+        return self._message
+
+    def abort(self, reason: str = "user", message: str | None = None) -> bool:
         """Request the abort. Returns True only for the first call; later calls change nothing."""
         if self._reason is not None:
             return False
-        self._reason = reason
+        self._reason, self._message = reason, message
         self._event.set()
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:

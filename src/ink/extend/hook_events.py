@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ink.ai.details import FileDiff
 from ink.ai.messages import ToolCall, ToolResult
 from ink.config.hooks import HookEvent
 
@@ -31,6 +32,7 @@ CLAUDE_TOOL_NAMES = {
     "task": "Task",
 }
 _ALIASES = {"old_text": "old_string", "new_text": "new_string"}
+CLAUDE_PERMISSION_MODES = {"ask": "default", "accept-edits": "acceptEdits", "yolo": "bypassPermissions"}
 
 
 def claude_tool_name(name: str) -> str:
@@ -47,6 +49,12 @@ def base_event(
         "transcript_path": str(transcript) if transcript is not None else "",
         "cwd": str(cwd),
     }
+
+
+def permission_fields(mode: str) -> dict[str, str]:
+    """``permission_mode`` in Claude Code's words (``default``, ``acceptEdits``, ``bypassPermissions``),
+    ink's own in ``ink_permission_mode``."""
+    return {"permission_mode": CLAUDE_PERMISSION_MODES.get(mode, mode), "ink_permission_mode": mode}
 
 
 def tool_fields(call: ToolCall, cwd: Path) -> dict[str, Any]:
@@ -87,6 +95,11 @@ def arguments_from_hook(updated: Mapping[str, Any], args: Mapping[str, Any], cwd
 
 
 def tool_response(result: ToolResult, call: ToolCall, cwd: Path) -> dict[str, Any]:
+    """ink's ``{output, isError, success, filePath?}``, and beside it the fields Claude Code's hooks read
+    for its tools: ``stdout``, ``stderr``, ``interrupted`` for Bash (ink runs a command with stdout and
+    stderr on one pipe, so ``stdout`` holds both and ``stderr`` is empty); ``type``, ``filePath``,
+    ``content`` for Write; ``filePath``, ``oldString``, ``newString``, ``replaceAll`` for Edit; ``file``
+    for Read."""
     response: dict[str, Any] = {
         "output": result.output,
         "isError": result.is_error,
@@ -95,4 +108,29 @@ def tool_response(result: ToolResult, call: ToolCall, cwd: Path) -> dict[str, An
     file_path = tool_input(call.arguments, cwd).get("file_path")
     if file_path:
         response["filePath"] = file_path
-    return response
+    return response | _claude_response(result, call, file_path)
+
+
+def _claude_response(result: ToolResult, call: ToolCall, file_path: Any) -> dict[str, Any]:
+    args = call.arguments
+    if call.name == "bash":
+        return {"stdout": result.output, "stderr": "", "interrupted": bool(result.interrupted)}
+    if call.name == "write" and isinstance(args.get("content"), str):
+        created = any(isinstance(d, FileDiff) and d.before is None for d in result.details or ())
+        return {"type": "create" if created else "update", "content": args["content"]}
+    if call.name == "edit":
+        edits = args.get("edits")
+        if isinstance(edits, list):  # Claude Code's MultiEdit
+            return {"edits": [_edit_fields(item) for item in edits if isinstance(item, dict)]}
+        return _edit_fields(args)
+    if call.name == "read" and file_path:
+        return {"type": "text", "file": {"filePath": file_path, "content": result.output}}
+    return {}
+
+
+def _edit_fields(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "oldString": args.get("old_text"),
+        "newString": args.get("new_text"),
+        "replaceAll": bool(args.get("replace_all", False)),
+    }

@@ -55,7 +55,8 @@ _REDIRECT = 'bash -c "$0" < "$1" 2> "$2"'
 class HookAnswer(msgspec.Struct, frozen=True):
     """What a hook said. ``problem``: why it said nothing usable (failed, timed out, answered something
     unreadable), for the user. ``updated_input``: a pre_tool hook's replacement for the tool's input, as
-    the hook wrote it (Claude Code's field names)."""
+    the hook wrote it (Claude Code's field names). ``stop``: the hook said ``"continue": false``: the
+    run stops (as a user's interrupt stops it), and this is its ``stopReason``, for the user."""
 
     decision: Verdict | None = None
     reason: str = ""
@@ -63,6 +64,7 @@ class HookAnswer(msgspec.Struct, frozen=True):
     message: str = ""
     problem: str = ""
     updated_input: dict[str, Any] | None = None
+    stop: str | None = None
 
 
 class _Stdout:
@@ -162,14 +164,18 @@ def read_answer(stdout: str, event: HookEvent = "post_tool") -> HookAnswer:
     if said and decision is None:
         return HookAnswer(problem=f"answered a decision ink does not know ({_quoted(said)})")
     reason = _text(specific.get("permissionDecisionReason") or data.get("reason"))
-    if data.get("continue") is False:  # Claude Code: stop here; the reason is for the user
-        decision, reason = "deny", _text(data.get("stopReason")) or reason or "a hook said not to continue"
+    stop = None
+    if data.get("continue") is False:  # Claude Code: the run stops; stopReason is for the user
+        stop = _text(data.get("stopReason")) or reason or "a hook said not to continue"
+        decision = "deny" if event in ("pre_tool", "user_prompt") else decision  # that call never runs
+        reason = reason or stop
     context = _text(specific.get("additionalContext") or data.get("additionalContext") or data.get("context"))
     updated = specific.get("updatedInput")
     if updated is not None and not (event == "pre_tool" and isinstance(updated, dict)):
         where = "an object" if event == "pre_tool" else f"an answer of a {event} hook"
         return HookAnswer(problem=f"answered an updatedInput that is not {where}")
-    return HookAnswer(decision, reason, context, _text(data.get("systemMessage")), updated_input=updated)
+    message = _text(data.get("systemMessage"))
+    return HookAnswer(decision, reason, context, message, updated_input=updated, stop=stop)
 
 
 def _text(value: object) -> str:

@@ -40,6 +40,7 @@ from ink.extend.hook_events import (
     arguments_from_hook,
     base_event,
     claude_tool_name,
+    permission_fields,
     tool_fields,
     tool_input,
     tool_response,
@@ -50,8 +51,15 @@ from ink.tools.processes import ProcessRegistry
 from ink.vocabulary import Verdict
 
 
+def _ask_mode() -> str:
+    return "ask"
+
+
 class HookContext(msgspec.Struct, frozen=True):
-    """Where hooks run and who hears about them. ``session`` gives the session's id and transcript."""
+    """Where hooks run and who hears about them. ``session`` gives the session's id and transcript;
+    ``permission_mode`` the mode tool calls are judged in now (hooks read it as ``permission_mode``);
+    ``stop_run(message)`` stops the run going on as the user's interrupt would (a hook's
+    ``"continue": false``; None: the signal the hook ran under is aborted)."""
 
     cwd: Path
     processes: ProcessRegistry
@@ -59,6 +67,8 @@ class HookContext(msgspec.Struct, frozen=True):
     notify: Callable[[str], None]
     session: Callable[[], tuple[str | None, Path | None]]
     sandbox: Sandbox | None = None  # hooks run in it (R41)
+    permission_mode: Callable[[], str] = _ask_mode
+    stop_run: Callable[[str], None] | None = None
 
 
 class HookSet:
@@ -83,14 +93,13 @@ class HookSet:
     ) -> HookAnswer:
         """Every matching hook of ``event`` in order, their answers combined; stops at a denial.
         ``source``: the sub-agent the event is of (its approval question carries it, R7)."""
-        session_id, transcript = self._ctx.session()
-        payload = base_event(event, self._ctx.cwd, session_id, transcript) | dict(fields)
+        payload = self._base(event) | dict(fields)
         allowed, contexts = False, []
         for hook in await self._chosen(event, tool, signal, source):
             answer = await self._one(hook, payload, signal)
             if answer.context:
                 contexts.append(answer.context)
-            if answer.decision == "deny":
+            if answer.decision == "deny" or answer.stop is not None:
                 return replace(answer, context="\n\n".join(contexts))
             allowed = allowed or answer.decision == "allow"
         return HookAnswer("allow" if allowed else None, context="\n\n".join(contexts))
@@ -114,7 +123,18 @@ class HookSet:
                 ctx.notify(note)
         if answer.problem and hook.event == "pre_tool":
             return HookAnswer("deny", f"{answer.problem}; the call is blocked until the hook answers")
+        if answer.stop is not None:  # Claude Code's "continue": false: the whole run stops here
+            ctx.notify(f"{hook.label} stopped the run: {answer.stop}")
+            if ctx.stop_run is not None:
+                ctx.stop_run(answer.stop)
+            else:
+                signal.abort("hook", answer.stop)
         return answer
+
+    def _base(self, event: HookEvent) -> dict[str, Any]:
+        session_id, transcript = self._ctx.session()
+        mode = self._ctx.permission_mode()
+        return base_event(event, self._ctx.cwd, session_id, transcript) | permission_fields(mode)
 
     @staticmethod
     def _matches(hook: HookSpec, tool: str | None) -> bool:
@@ -140,15 +160,14 @@ class HookSet:
         if not self.has("pre_tool"):
             return HookAnswer()
         cwd = self._ctx.cwd
-        session_id, transcript = self._ctx.session()
-        fields = base_event("pre_tool", cwd, session_id, transcript) | tool_fields(call, cwd)
+        fields = self._base("pre_tool") | tool_fields(call, cwd)
         arguments: dict[str, Any] | None = None
         said: Verdict | None = None
         reasons: list[str] = []
         for hook in await self._chosen("pre_tool", call.name, signal, source):
             answer = await self._one(hook, fields, signal)
-            if answer.decision == "deny":
-                return replace(answer, updated_input=arguments)
+            if answer.decision == "deny" or answer.stop is not None:
+                return replace(answer, decision="deny", updated_input=arguments)
             if answer.updated_input is not None:
                 current = arguments if arguments is not None else call.arguments
                 arguments = arguments_from_hook(answer.updated_input, current, cwd)
@@ -201,6 +220,6 @@ class HookSet:
         if not self.has("stop"):
             return None
         answer = await self.run("stop", {"stop_hook_active": stops > 0}, signal)
-        if answer.decision != "deny":
+        if answer.decision != "deny" or answer.stop is not None:  # "continue": false wins over block
             return None
         return f"[stop hook] {answer.reason or 'a stop hook asked you to go on'}"

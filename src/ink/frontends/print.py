@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO
 
 from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
+from ink.ai.printable import printable
 from ink.ai.unicode import decode_bytes, sendable_text
 from ink.config import Invocation, Settings
 from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
@@ -207,8 +208,10 @@ class _Printer:
         return EXIT_OK if bang.exit_code == 0 else EXIT_ERROR
 
     def _report_abort(self, end: RunEnd) -> None:
-        self._note("interrupted")
         receipt = end.receipt
+        by_hook = receipt is not None and receipt.reason == "hook"
+        said = f": {printable(receipt.message)}" if receipt is not None and receipt.message else ""
+        self._note(("stopped by a hook" if by_hook else "interrupted") + said)
         if receipt is None:
             return
         for survivor in receipt.survivors:

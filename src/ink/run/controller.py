@@ -302,11 +302,12 @@ class RunController:
 
     # -- stopping --------------------------------------------------------------------------------
 
-    def abort(self, reason: str = "user") -> bool:
-        """Abort the current run or bang line (R17). Idempotent; False when there was nothing to abort."""
+    def abort(self, reason: str = "user", message: str | None = None) -> bool:
+        """Abort the current run or bang line (R17). Idempotent; False when there was nothing to abort.
+        ``message``: what the user is told stopped it (a hook's ``stopReason``), kept in the receipt."""
         if self._state == "idle" or self._signal is None:
             return False
-        self._signal.abort(reason)
+        self._signal.abort(reason, message)
         self._lift_pause("abort")  # pause is not a stop: the run ends as always; a redirect runs
         return True
 
@@ -444,6 +445,7 @@ class RunController:
                 tuple(r.input_id for r in restored),
                 changed,
                 tuple(self.running_jobs()) if self.running_jobs is not None else (),
+                signal.message,
             )
         error = str(result.error) if result.error is not None else None
         refused = stop == "refused" or None

@@ -82,7 +82,8 @@ class AbortReceipt(msgspec.Struct, frozen=True):
     """What an abort did (R34): calls cancelled before start, interrupted, abandoned after the grace,
     processes still alive, inputs handed back; and the files the run changed (what a rewind restores),
     when workspace checkpoints are on (None: not known). ``jobs_running``: the background jobs the
-    interrupt left running, as it should (R43: it ends the foreground calls, not the jobs)."""
+    interrupt left running, as it should (R43: it ends the foreground calls, not the jobs). ``message``:
+    what stopped the run said (reason ``hook``: a hook's ``stopReason``, docs/hooks.md)."""
 
     reason: str
     not_started: tuple[str, ...] = ()
@@ -92,6 +93,7 @@ class AbortReceipt(msgspec.Struct, frozen=True):
     restored: tuple[str, ...] = ()
     changed_files: tuple[str, ...] | None = None
     jobs_running: tuple[JobInfo, ...] = ()
+    message: str | None = None
 
 
 class RunStart(msgspec.Struct, frozen=True):

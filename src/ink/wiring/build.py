@@ -72,7 +72,8 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
     jobs = JobRegistry(kill_delay=settings.kill_delay, emit=events.emit)  # R43: no run's reaper ends them
     broker = PermissionBroker(events.emit, settings.permission_timeout or None)  # 0: wait for ever
     asker = broker if choices.get("can_ask", True) else None
-    hooks = build_hooks(settings, processes, asker, notify, current, sandbox)  # None: none configured
+    link = _HookLink()  # the controller, once it exists, for hooks that read the mode or stop the run
+    hooks = build_hooks(settings, processes, asker, notify, current, sandbox, run_control=link)
     replaced = choices.get("before_tool")
     permission = replaced or permission_hook(settings, asker, notify)
     limit = CommandToolLimit()
@@ -96,6 +97,7 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
         events=events,
         running_jobs=jobs.running,
     )
+    link.controller, link.setups = controller, setups
     return App(
         setups,
         controller,
@@ -112,3 +114,17 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
         spared=spared,
         jobs=jobs,
     )
+
+
+class _HookLink:
+    """``HookRunControl`` for the app's hooks: made before the controller they need, bound after."""
+
+    controller: RunController | None = None
+    setups: RunSetups | None = None
+
+    def permission_mode(self) -> str:
+        return self.setups.settings.permission_mode if self.setups is not None else "ask"
+
+    def stop_run(self, message: str) -> None:
+        if self.controller is not None:
+            self.controller.abort("hook", message)

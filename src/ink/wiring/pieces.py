@@ -9,6 +9,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from ink.agent.events import Notice
 from ink.agent.loop import PromptHook, StopHook
 from ink.agent.tasks import Tasks
@@ -31,6 +33,14 @@ if TYPE_CHECKING:
     from ink.rewind import SessionCheckpoints
 
 log = logging.getLogger(__name__)
+
+
+class HookRunControl(Protocol):
+    """What hooks may know of and do to the run going on (``build_app`` gives the controller's)."""
+
+    def permission_mode(self) -> str: ...
+
+    def stop_run(self, message: str) -> None: ...
 
 
 class ToolMaker(Protocol):
@@ -91,15 +101,22 @@ def build_hooks(
     notify: Callable[[str], None],
     session: CurrentSession,
     sandbox: Sandbox | None = None,
+    *,
+    run_control: HookRunControl | None = None,
 ) -> HookSet | None:
     """The configured hooks (docs/hooks.md) for the loop's seams; None when none are configured. They run
-    in the app's process registry (an abort kills them, R35) and report problems as warning notices."""
+    in the app's process registry (an abort kills them, R35) and report problems as warning notices.
+    ``run_control``: the mode calls are judged in now, and how a hook stops the run going on."""
     if not settings.hooks:
         return None
     from ink.extend.hook_approval import ProjectHookApproval
     from ink.extend.hooks import HookContext, HookSet
 
     context = HookContext(settings.cwd, processes, settings.kill_delay, notify, session.described, sandbox)
+    if run_control is not None:
+        context = msgspec.structs.replace(
+            context, permission_mode=run_control.permission_mode, stop_run=run_control.stop_run
+        )
     approval = ProjectHookApproval(settings.hooks, settings.ink_home, asker, notify, settings.cwd)
     return HookSet(settings.hooks, context, approval)
 

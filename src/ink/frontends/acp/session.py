@@ -187,6 +187,8 @@ class AcpSession(EventReducer):
         if event.refused:  # ACP has a word for it: the service's words are shown, the turn ends ``refusal``
             self._update(updates.message_chunk(f"\n[{event.error}]\n"))
         stop = "refused" if event.refused else event.stop_reason
+        if event.receipt is not None and event.receipt.message:  # a hook stopped the run: its stopReason
+            self._update(updates.message_chunk(f"\n[stopped: {event.receipt.message}]\n"))
         self._send(self.turns.run_ended(stop, restored, finished, event.error))
         self._last_reply_stop = ""
         running = event.receipt.jobs_running if event.receipt is not None else ()

@@ -360,7 +360,10 @@ def _abort_blocks(event: ev.RunEnd) -> list[Block]:
             details.append(f"{plural(len(receipt.interrupted), 'tool call')} stopped")
     if event.restored_input:
         details.append(_restored_note(len(event.restored_input)))
-    head = "⏹ interrupted" + (": redirecting" if redirect else "")
+    by_hook = receipt is not None and receipt.reason == "hook"
+    head = "⏹ stopped by a hook" if by_hook else "⏹ interrupted" + (": redirecting" if redirect else "")
+    if receipt is not None and receipt.message:  # a hook's stopReason, for the user (docs/hooks.md)
+        details.insert(0, sanitize(receipt.message))
     blocks = [Block("interrupted", head + (f" · {' · '.join(details)}" if details else ""))]
     if receipt is not None:
         if receipt.abandoned:
