@@ -9,6 +9,10 @@ Measured per run, medians over RUNS (default 30):
   with psutil), and abort -> controller idle;
 - steer: a steer submitted during a tool is in the very next request; latency from the tool's end to
   that request arriving at the server.
+- pause while a reply streams (R44): pause -> the run held at its safe point (the reply's tool call not
+  started: ``run_held``), which includes the rest of the reply (a few chunks), and the reply's last byte
+  written by the server -> held; no further request reaches the server and the tool does not start
+  until the resume.
 
 - SIGINT -> exit of a real ``ink -p`` process while its reply streams, and of the stdlib baseline loop
   in the same spot (bench/sigint_exit.py).
@@ -46,6 +50,7 @@ from ink.run.events import RunEvent
 from ink.tools import BashTool, ProcessRegistry, Workspace, orphans
 from ink.wiring import RegistryReaper
 
+PAUSE_ROWS = ("pause -> held, reply streaming", "reply end -> held (paused)")
 RESULTS = Path(__file__).resolve().parent / "results" / "run-control.md"
 TARGETS = {
     "abort -> stream closed": 2.0,
@@ -159,10 +164,36 @@ async def steer_during_tool(server: FakeModelServer) -> tuple[bool, float]:
     return nxt.user_texts()[-1] == "a steer", latency * 1000
 
 
+async def pause_while_streaming(server: FakeModelServer) -> tuple[float, float]:
+    """Pause mid-reply; the reply ends with a tool call, which must not start: (pause -> held, reply's
+    end -> held) in ms. Resumed once measured, the run completes."""
+    tool = ScriptedTool("work", safe=False)
+    controller = controller_for(server, [tool])
+    gate = Gate()
+    server.script(Reply([text("streaming "), gate, text("on"), tool_call("work", {}, id="w")]), say("ok"))
+    before = len(server.requests)
+    held = asyncio.ensure_future(wait_event(controller, "run_held"))
+    controller.submit("go")
+    await gate.wait_reached_async()
+    t0 = time.monotonic()
+    controller.pause()
+    gate.open()
+    await held
+    held_at = time.monotonic()
+    request = server.requests[-1]
+    request.finished.wait(5)
+    assert request.finished_at is not None
+    assert len(server.requests) == before + 1 and not tool.started_event("w").is_set(), "not held"
+    controller.resume()
+    await controller.wait_idle()
+    await controller.setup.provider.aclose()
+    return (held_at - t0) * 1000, (held_at - request.finished_at) * 1000
+
+
 async def measure(runs: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {
         k: []
-        for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request")
+        for k in (*TARGETS, "abort -> idle (bash)", "steer -> next request", *PAUSE_ROWS)
         if not k.startswith("SIGINT") and not k.endswith("(RPC)")
     }
     orphans.enable()  # the subreaper, as the ink executable is (ink.cli): ink's own abort path is measured
@@ -177,6 +208,9 @@ async def measure(runs: int) -> dict[str, list[float]]:
             present, steer = await steer_during_tool(server)
             assert present, "the steer was not in the very next request"
             results["steer -> next request"].append(steer)
+            hold, after_reply = await pause_while_streaming(server)
+            results[PAUSE_ROWS[0]].append(hold)
+            results[PAUSE_ROWS[1]].append(after_reply)
     return results
 
 
@@ -198,6 +232,7 @@ def table(results: dict[str, list[float]], runs: int) -> str:
         )
     lines.append("")
     lines.append("Steer: present in the very next request in every run.")
+    lines.append("Pause: no request and no tool started while held, in every run (R44).")
     return "\n".join(lines) + "\n"
 
 

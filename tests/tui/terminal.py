@@ -18,7 +18,7 @@ import pyte
 
 INK = [sys.executable, "-m", "ink"]
 ROWS, COLUMNS = 30, 100
-STATUS_MARKS = ("○ ", "● ", "◌ ")
+STATUS_MARKS = ("○ ", "● ", "◌ ", "⏸ ")
 
 
 class _Screen(pyte.HistoryScreen):

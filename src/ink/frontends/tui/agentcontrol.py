@@ -2,9 +2,10 @@
 
 ``/agents`` lists the running sub-agents; ``/agents N`` picks one (its nested line opens, as Ctrl+T
 does); ``/agents stop [N]`` stops it alone, and the parent run goes on with its honest, interrupted
-result; ``/agents steer [N] TEXT`` gives it a message, taken before its next model call. Without ``N``
+result; ``/agents steer [N] TEXT`` gives it a message, taken before its next model call; ``/agents pause
+[N]`` holds it alone at its next safe point (R44), ``/agents resume [N]`` lets it go on. Without ``N``
 the picked one is meant. The work is done by the app's ``SubAgents``, the same calls RPC's ``steer`` and
-``abort`` with a ``source`` make.
+``abort``/``pause``/``resume`` with a ``source`` make.
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ class SubAgents(Protocol):
 
     def steer(self, agent_id: str, text: str) -> bool: ...
 
+    def pause(self, agent_id: str) -> bool | None: ...
 
-USAGE = "/agents [N] · /agents stop [N] · /agents steer [N] TEXT"
+    def resume(self, agent_id: str) -> bool | None: ...
+
+
+USAGE = "/agents [N] · /agents stop|pause|resume [N] · /agents steer [N] TEXT"
+VERBS = ("stop", "steer", "pause", "resume")
 
 
 def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block:
@@ -38,7 +44,7 @@ def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block
             return _none(verb)
         lines.selected = line.agent_id
         return Block("info", f"{line.label()} picked: /agents steer TEXT or /agents stop")
-    if verb not in ("stop", "steer"):
+    if verb not in VERBS:
         return Block("error", f"usage: {USAGE}")
     number, _, text = rest.strip().partition(" ")
     if number.isdigit() and lines.by_number(int(number)) is not None:
@@ -47,6 +53,8 @@ def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block
         line, text = lines.running.get(lines.selected or ""), rest.strip()
     if line is None:
         return Block("error", "no sub-agent picked: name one by number (/agents lists them) or ctrl+t")
+    if verb in ("pause", "resume"):
+        return _hold(line, control, verb)
     return _stop(line, control) if verb == "stop" else _steer(line, control, text)
 
 
@@ -74,6 +82,18 @@ def _steer(line: SubAgentLine, control: SubAgents, text: str) -> Block:
     if not control.steer(line.agent_id, text):
         return Block("error", f"{line.label()} is no longer running")
     return Block("user", f"→ {line.label()}: {sanitize(text)}")
+
+
+def _hold(line: SubAgentLine, control: SubAgents, verb: str) -> Block:
+    """Pause one sub-agent alone (its parent and siblings go on), or lift its pause."""
+    changed = control.pause(line.agent_id) if verb == "pause" else control.resume(line.agent_id)
+    if changed is None:
+        return Block("error", f"{line.label()} is no longer running")
+    if not changed:
+        return Block("info", f"{line.label()} is {'already' if verb == 'pause' else 'not'} paused")
+    if verb == "pause":
+        return Block("info", f"⏸ pausing {line.label()}: it holds at its next safe point; /agents resume")
+    return Block("info", f"▶ {line.label()} resumed")
 
 
 def _none(number: str) -> Block:

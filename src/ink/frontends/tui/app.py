@@ -44,6 +44,7 @@ from ink.frontends.tui.panels import (
     status_fragments,
 )
 from ink.frontends.tui.pastes import Pastes
+from ink.frontends.tui.pausing import PAUSED_HINT, status_state, toggle_pause
 from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
@@ -67,6 +68,8 @@ HINTS = {
     "aborting": "stopping the run… ctrl+c again quits at once",
     "armed": "press ctrl+c again to quit",
     "answering": "y/a/n answer · tab back to the input · esc interrupt",
+    "paused": PAUSED_HINT,
+    "pausing": PAUSED_HINT,
 }
 
 
@@ -293,6 +296,7 @@ class TuiApp:
         state: str = self.controller.state
         if state == "running" and self._aborting:
             state = "aborting"
+        state = status_state(self.controller, state)  # R44: pausing, then paused once held
         view, usage, settings = self._view, self._core.usage, self._core.settings
         activity = view.activity if state != "idle" else ""
         answering = self.questions.question_has_keyboard()
@@ -405,6 +409,13 @@ class TuiApp:
         sent = self._core.jobs.background_running()
         if not sent:
             self._view.print(Block("info", "no bash call runs: ctrl+b sends a running one to the background"))
+        self._dirty.set()
+
+    def toggle_pause(self) -> None:
+        """Ctrl+S (R44): pause the run at its next safe point, or resume it."""
+        block = toggle_pause(self.controller)
+        if block is not None:
+            self._view.print(block)
         self._dirty.set()
 
     def suspend(self) -> None:

@@ -1,6 +1,6 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``, ``/mcp``, ``/rewind``, ``/jobs``. Each prints what it did into the scrollback; none keeps
-run-control state of its own.
+``/compact``, ``/mcp``, ``/rewind``, ``/jobs``, ``/pause``. Each prints what it did into the scrollback;
+none keeps run-control state of its own.
 
 A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
 """
@@ -21,6 +21,7 @@ from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.folds import header
 from ink.frontends.tui.jobs import jobs_command
 from ink.frontends.tui.keys import KEYS
+from ink.frontends.tui.pausing import toggle_pause
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
@@ -291,6 +292,13 @@ def _jobs(host: CommandHost, args: str) -> None:
     jobs_command(host.core.jobs, host.view.print, args)
 
 
+def _pause(host: CommandHost, args: str) -> None:
+    """``/pause``: as Ctrl+S, pause the run at its next safe point or resume it (R44)."""
+    block = toggle_pause(host.core.controller)
+    if block is not None:
+        host.view.print(block)
+
+
 def _agents(host: CommandHost, args: str) -> None:
     host.view.print(agents_command(host.view.sub_agents, host.core.agents, args))
 
@@ -309,7 +317,8 @@ COMMANDS: dict[str, Command] = {
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
         Command("mcp", "/mcp [approve NAME|answer ...]", "MCP servers, their state and tools", _mcp),
         Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
-        Command("agents", "/agents [N|stop|steer]", "running sub-agents: pick, stop or steer one", _agents),
+        Command("pause", "/pause", "pause the run at its next safe point; again: resume (ctrl+s)", _pause),
+        Command("agents", "/agents [N|VERB]", "sub-agents: pick one; stop, steer, pause, resume it", _agents),
         Command("jobs", "/jobs [ID|kill ID]", "background jobs: list, read one's output, kill one", _jobs),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),

@@ -42,6 +42,11 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
     ("Ctrl+B", "while bash runs: send it to the background; it runs on as a job (/jobs), the run goes on"),
     (
+        "Ctrl+S",
+        "while a run goes on: pause it at the next safe point (what streams or runs finishes, nothing new "
+        "starts; the queue stays open); again: resume as if nothing happened",
+    ),
+    (
         "Up (history)",
         "idle, on an empty input: the earlier prompts of this project; with text typed: the earlier "
         "prompts that start with it",
@@ -114,6 +119,8 @@ class KeyActions(Protocol):
 
     def background(self) -> None: ...
 
+    def toggle_pause(self) -> None: ...
+
     def suspend(self) -> None: ...
 
     def paste(self, text: str) -> None: ...
@@ -156,6 +163,7 @@ def build_key_bindings(actions: KeyActions, question: QuestionActions) -> KeyBin
     sub_agents = Condition(actions.has_sub_agents)
     bind("c-t", run=actions.pick_sub_agent, when=~answering & sub_agents)  # else: transpose
     bind("c-b", run=actions.background, when=Condition(actions.can_background))  # else: cursor left
+    bind("c-s", run=actions.toggle_pause)  # raw mode has flow control (IXON) off: the key reaches us
 
     @kb.add("c-j", filter=~answering)
     def _newline(event: KeyPressEvent) -> None:

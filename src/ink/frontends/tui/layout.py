@@ -40,6 +40,7 @@ STYLE = Style.from_dict(
         "status.idle": "#8a8a8a",
         "status.running": "bold ansigreen",
         "status.aborting": "bold ansiyellow",
+        "status.paused": "bold ansicyan",
         "status.info": "#8a8a8a",
         "hint": "#6c6c6c",
         "rule": "#4e4e4e",

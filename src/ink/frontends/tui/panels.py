@@ -123,7 +123,7 @@ def queue_fragments(queue: Sequence[QueuedInput], width: int, max_rows: int = QU
 
 
 class Status(msgspec.Struct, frozen=True):
-    state: str  # "idle", "running", "aborting"
+    state: str  # "idle", "running", "aborting", "pausing", "paused"
     activity: str
     activity_seconds: float
     model: str
@@ -167,7 +167,12 @@ def _fit_right(status: Status, room: int) -> str:
 
 def status_fragments(status: Status, width: int) -> Fragments:
     """``● running · writing 3s`` on the left; model, cwd, tokens and cost on the right; keys below."""
-    marks = {"idle": ("class:status.idle", "○ idle"), "aborting": ("class:status.aborting", "◌ aborting")}
+    marks = {
+        "idle": ("class:status.idle", "○ idle"),
+        "aborting": ("class:status.aborting", "◌ aborting"),
+        "pausing": ("class:status.paused", "⏸ pausing"),  # R44: what started still finishes
+        "paused": ("class:status.paused", "⏸ paused"),  # held at a safe point
+    }
     style, state = marks.get(status.state, ("class:status.running", "● running"))
     left = state + (f" · {status.jobs}" if status.jobs else "")
     if status.activity:

@@ -18,6 +18,9 @@ from ink.agent.events import (
     MessageEnd,
     MessageStart,
     RetryEvent,
+    RunHeld,
+    RunPaused,
+    RunResumed,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCancelling,
@@ -42,6 +45,7 @@ class SubAgentLine(msgspec.Struct):
     tools: int = 0  # tool calls finished
     tokens: int = 0  # tokens its model calls used
     stopping: bool = False
+    paused: bool = False  # paused on its own (/agents pause): held at its next safe point (R44)
     log: list[str] = msgspec.field(default_factory=list)  # "✓ read a.py", newest last
     text: str = ""  # the tail of the reply it is writing (shown while it is picked)
     calls: dict[str, str] = msgspec.field(default_factory=dict)  # its running calls: id -> summary
@@ -102,6 +106,23 @@ class SubAgentLines:
                 self._doing(line, self._running(line) if line.calls else "waiting for the model")
             case RetryEvent(delay_seconds=delay):
                 self._doing(line, f"retrying in {delay:.1f}s")
+            case RunPaused():
+                line.paused = True
+            case RunHeld():
+                self._doing(line, "paused")
+            case RunResumed():
+                line.paused = False
+                self.go_on(line)
+
+    def resumed(self) -> None:
+        """The run's pause was lifted: its sub-agents held by it go on (their own pause aside)."""
+        for line in self.running.values():
+            if not line.paused:
+                self.go_on(line)
+
+    def go_on(self, line: SubAgentLine) -> None:
+        if line.activity == "paused":
+            self._doing(line, self._running(line) if line.calls else "waiting for the model")
 
     def finished(self, call_id: str) -> SubAgentLine | None:
         """The task call ``call_id`` ended: its sub-agent's line goes (None when it had none)."""
@@ -144,7 +165,8 @@ def sub_agent_rows(line: SubAgentLine, selected: bool, width: int, now: float, l
     mark = "▸" if selected else "└"
     seconds = max(0.0, now - line.since)
     tools = f" · {plural(line.tools, 'tool')}" if line.tools else ""
-    text = f"  {mark} {line.label()} · {sanitize(line.activity)} {seconds:.0f}s{tools}"
+    pausing = " · pausing" if line.paused and line.activity != "paused" else ""
+    text = f"  {mark} {line.label()} · {sanitize(line.activity)} {seconds:.0f}s{tools}{pausing}"
     rows = [_cut(text, width)]
     if selected and log_rows > 0:  # the rows it has: its reply first (what it does now), then its calls
         writing = [sanitize(row) for row in line.text.rstrip("\n").split("\n")[-TEXT_ROWS:] if line.text]

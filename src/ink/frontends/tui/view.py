@@ -20,7 +20,7 @@ from msgspec.structs import replace
 from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
 from ink.frontends.reducer import EventReducer
-from ink.frontends.tui import jobs
+from ink.frontends.tui import jobs, pausing
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
@@ -208,6 +208,15 @@ class EventView(EventReducer):
 
     def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
         self._printed.append(Block("info", f"the MCP server's question: {event.action}", "dim"))
+
+    def run_paused(self, event: ev.RunPaused) -> None:
+        self._printed.append(pausing.paused_block(event))
+
+    def run_resumed(self, event: ev.RunResumed) -> None:
+        self.sub_agents.resumed()
+        block = pausing.resumed_block(event)
+        if block is not None:
+            self._printed.append(block)
 
     def job_start(self, event: ev.JobStart) -> None:
         self._printed.append(jobs.started_block(event))
