@@ -43,6 +43,10 @@ ALLOWED = {
         ): "Claude Code's spelling of the tools, for hook scripts written for it"
         for name in ("bash", "write", "grep", "glob", "ls", "task")
     },
+    **{
+        ("config/claude.py", name): "Claude Code's tool names mapped to ink's, for .claude/ files"
+        for name in ("bash", "write", "grep", "glob", "ls", "task", "job_output", "job_kill", "plan")
+    },
 }
 
 

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import msgspec
 
-from ink.config.commands import scoped_dirs
+from ink.config.commands import SetupDir, scoped_dirs
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import untrusted_file
 
+CLAUDE_MODEL_ALIASES = ("inherit", "sonnet", "opus", "haiku")  # a .claude agent's model: use the parent's
 READ_ONLY_KINDS = frozenset({"read", "search"})  # tool kinds (ink.agent.tool.ToolKind) that change nothing
 EXPLORE_PROMPT = """You are a read-only explorer working for another agent. Find what it asked for in the \
 project with the read, grep, glob and ls tools; you cannot change anything. Answer with the facts found, \
@@ -58,35 +59,56 @@ BUILT_IN = (
 )
 
 
-def load_agent_types(cwd: Path, ink_home: Path) -> tuple[dict[str, AgentType], list[str]]:
-    """The types by name (built-in, then the user's, then the project's) and warnings for skipped files."""
+def load_agent_types(
+    cwd: Path, ink_home: Path, *, claude: bool = False, home: Path | None = None
+) -> tuple[dict[str, AgentType], list[str]]:
+    """The types by name (built-in, then the user's, then the project's) and warnings for skipped files.
+    With ``claude``, Claude Code's ``~/.claude/agents`` and ``.claude/agents`` too (``.ink``'s win)."""
     types = {t.name: t for t in BUILT_IN}
+    under_claude: dict[str, AgentType | None] = {}  # a .claude type's name -> the type it replaced
     warnings: list[str] = []
-    for directory, scope in scoped_dirs(cwd, ink_home, "agents"):
-        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
-            try:
-                doc = read_markdown(path)
-            except (OSError, FrontMatterError) as exc:
-                warnings.append(f"skipped the agent type in {path}: {exc}")
+    for folder in scoped_dirs(cwd, ink_home, "agents", claude=claude, home=home):
+        for path in sorted(folder.path.glob("*.md")) if folder.path.is_dir() else []:
+            found = _read_type(path, folder, warnings)
+            if found is None:
                 continue
-            if scope == "project" and (problem := untrusted_file(doc.status, path, "agent type")) is not None:
-                warnings.append(problem)
-                continue
-            name = doc.text("name") or path.stem
-            tools = doc.items("tools")
-            found = AgentType(
-                name,
-                doc.text("description") or f"({scope} agent type)",
-                doc.body or GENERAL_PROMPT,
-                frozenset(t.lower() for t in tools) if tools else None,
-                doc.text("model"),
-                scope,
-            )
-            replaced = types.get(name)
-            if scope == "project" and replaced is not None:
+            name, replaced = found.name, types.get(found.name)
+            if replaced is not None and name in under_claude and replaced.scope == folder.scope:
+                warnings.append(f"agent type {name!r}: {path} is used, not Claude Code's (.ink wins)")
+                replaced = under_claude[name]  # .ink's type replaces what .claude's replaced
+            if folder.scope == "project" and replaced is not None:
                 found = _within(found, replaced, warnings)
+            if folder.claude:
+                under_claude[name] = replaced
+            else:
+                under_claude.pop(name, None)
             types[name] = found
     return types, warnings
+
+
+def _read_type(path: Path, folder: SetupDir, warnings: list[str]) -> AgentType | None:
+    scope = folder.scope
+    try:
+        doc = read_markdown(path)
+    except (OSError, FrontMatterError) as exc:
+        warnings.append(f"skipped the agent type in {path}: {exc}")
+        return None
+    if scope == "project" and (problem := untrusted_file(doc.status, path, "agent type")) is not None:
+        warnings.append(problem)
+        return None
+    name = doc.text("name") or path.stem
+    tools = doc.items("tools")
+    model = doc.text("model")
+    if folder.claude:
+        from ink.config.claude import tool_names
+
+        names = tool_names(tools, f"agent type {name!r} ({path})", warnings) if tools else None
+        if model in CLAUDE_MODEL_ALIASES:  # Claude Code's words for its own models: the parent's model
+            model = None
+    else:
+        names = frozenset(t.lower() for t in tools) if tools else None
+    description = doc.text("description") or f"({scope} agent type)"
+    return AgentType(name, description, doc.body or GENERAL_PROMPT, names, model, scope)
 
 
 def _within(found: AgentType, replaced: AgentType, warnings: list[str]) -> AgentType:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -96,27 +97,53 @@ class CommandBook(msgspec.Struct, frozen=True):
         return len(self.commands)
 
 
-def load_commands(cwd: Path, ink_home: Path) -> CommandBook:
-    """The user's commands, then the project's (which win on a name both define)."""
+def load_commands(
+    cwd: Path, ink_home: Path, *, claude: bool = False, home: Path | None = None
+) -> CommandBook:
+    """The user's commands, then the project's (which win on a name both define). With ``claude``,
+    Claude Code's folders too (``~/.claude/commands``, ``.claude/commands``); ``.ink``'s win over them."""
     found: dict[str, CustomCommand] = {}
+    from_claude: set[Path] = set()
     warnings: list[str] = []
-    for directory, scope in scoped_dirs(cwd, ink_home, "commands"):
-        for command in _read_dir(directory, scope, warnings):
+    for folder in scoped_dirs(cwd, ink_home, "commands", claude=claude, home=home):
+        for command in _read_dir(folder, warnings):
+            replaced = found.get(command.name)
+            if replaced is not None and replaced.path in from_claude and replaced.scope == command.scope:
+                warnings.append(f"/{command.name}: {command.path} is used, not {replaced.path} (.ink wins)")
             found[command.name] = command
+            if folder.claude:
+                from_claude.add(command.path)
     return CommandBook(dict(sorted(found.items())), tuple(warnings))
 
 
-def scoped_dirs(cwd: Path, ink_home: Path, name: str) -> list[tuple[Path, str]]:
-    """``$INK_HOME/NAME`` (scope ``user``), then the project's ``.ink/NAME`` (``project``) if there is one:
-    later ones win on a name both define."""
-    dirs = [(ink_home / name, "user")]
-    project = find_in_project(cwd, ink_home, {"HOME": str(Path.home())}, name, Path.is_dir)
-    if project is not None:
-        dirs.append((project, "project"))
+class SetupDir(NamedTuple):
+    """A folder of custom commands or agent types: whose (``user``, ``project``), and whether it is
+    Claude Code's (``.claude/``: its tool names are Claude Code's)."""
+
+    path: Path
+    scope: str
+    claude: bool = False
+
+
+def scoped_dirs(
+    cwd: Path, ink_home: Path, name: str, *, claude: bool = False, home: Path | None = None
+) -> list[SetupDir]:
+    """The user's folders NAME, then the project's, later ones winning on a name both define: with
+    ``claude``, ``~/.claude/NAME``, ``$INK_HOME/NAME``, the project's ``.claude/NAME``, its ``.ink/NAME``
+    (``.ink`` wins over ``.claude``, the project over the user); without, ink's two alone. ``home``: the
+    user's home folder, whose ``.claude`` is the user's (None: no ``~/.claude`` is read)."""
+    env = {"HOME": str(home if home is not None else Path.home())}
+    dirs = [SetupDir(home / ".claude" / name, "user", True)] if claude and home is not None else []
+    dirs.append(SetupDir(ink_home / name, "user"))
+    for folder in (".claude", ".ink") if claude else (".ink",):
+        project = find_in_project(cwd, ink_home, env, name, Path.is_dir, folder=folder)
+        if project is not None:
+            dirs.append(SetupDir(project, "project", folder == ".claude"))
     return dirs
 
 
-def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCommand]:
+def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
+    directory, scope = folder.path, folder.scope
     if not directory.is_dir():
         return []
     commands = []
@@ -142,10 +169,20 @@ def _read_dir(directory: Path, scope: str, warnings: list[str]) -> list[CustomCo
                 scope=scope,
                 description=doc.text("description") or "",
                 argument_hint=doc.text("argument-hint") or "",
-                allowed_tools=_tool_names(doc.items("allowed-tools")),
+                allowed_tools=_allowed(folder, doc.items("allowed-tools"), f"/{name} ({path})", warnings),
             )
         )
     return commands
+
+
+def _allowed(
+    folder: SetupDir, items: list[str] | None, where: str, warnings: list[str]
+) -> frozenset[str] | None:
+    if not folder.claude:
+        return _tool_names(items)
+    from ink.config.claude import tool_names  # Claude Code's names, mapped; unknown ones left out
+
+    return tool_names(items, where, warnings)
 
 
 def _tool_names(items: list[str] | None) -> frozenset[str] | None:

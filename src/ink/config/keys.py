@@ -86,8 +86,17 @@ NOTIFY_KEYS = _keys(
     Key("after_seconds", float, minimum=0, maximum=86400, help="no key for this long: the user may be away"),
 )
 
+# Keys of ``[compat]``: other agents' set-up files ink reads (docs/claude-code.md).
+COMPAT_KEYS = _keys(
+    Key(
+        "claude",
+        bool,
+        help="read .claude/ (hooks, commands, agents), .mcp.json and ~/.claude/ (default true)",
+    ),
+)
+
 # Tables of plain keys (``[name]`` with ``key = value`` lines), each read into ``ConfigFile.tables``.
-TABLE_KEYS: dict[str, dict[str, Key]] = {"notify": NOTIFY_KEYS}
+TABLE_KEYS: dict[str, dict[str, Key]] = {"notify": NOTIFY_KEYS, "compat": COMPAT_KEYS}
 
 # Keys allowed in a ``[providers.<name>]`` table: defaults for that provider only.
 PROVIDER_KEYS = _keys(

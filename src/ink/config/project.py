@@ -31,16 +31,24 @@ def find_project_file(cwd: Path, ink_home: Path, env: Mapping[str, str]) -> Path
 
 
 def find_in_project(
-    cwd: Path, ink_home: Path, env: Mapping[str, str], name: str, exists: Callable[[Path], bool]
+    cwd: Path,
+    ink_home: Path,
+    env: Mapping[str, str],
+    name: str,
+    exists: Callable[[Path], bool],
+    *,
+    folder: str = ".ink",
 ) -> Path | None:
-    """The nearest ``.ink/NAME`` for which ``exists`` holds, searched like ``find_project_file``: the
-    project's ``commands`` and ``agents`` directories are found where its config would be."""
+    """The nearest ``FOLDER/NAME`` (``.ink/commands``; ``.claude/agents``; with ``folder=""`` a file of
+    the project's own folder, ``.mcp.json``) for which ``exists`` holds, searched like
+    ``find_project_file``, never in the user's own ``~/.ink``, ``$INK_HOME`` or ``~/.claude``."""
     home = _home(env)
-    personal = {ink_home.resolve()} | ({(home / ".ink").resolve()} if home else set())
+    personal = {ink_home.resolve()} if folder == ".ink" else set()
+    personal |= {(home / folder).resolve()} if home and folder else set()
     for directory in _search_path(cwd, home):
-        dot_ink = directory / ".ink"
-        candidate = dot_ink / name
-        if exists(candidate) and dot_ink.resolve() not in personal:
+        holder = directory / folder if folder else directory
+        candidate = holder / name if name else holder
+        if exists(candidate) and holder.resolve() not in personal:
             return candidate
     return None
 

@@ -52,6 +52,7 @@ from ink.config.sandbox import SandboxSettings, resolve_sandbox
 from ink.vocabulary import TakeMode
 
 if TYPE_CHECKING:
+    from ink.config.claude import ClaudeSetup
     from ink.config.mcp import McpServerSpec
 
 DEFAULTS: dict[str, Any] = {
@@ -133,6 +134,8 @@ class Settings(msgspec.Struct, frozen=True):
     # ${VAR} in MCP env, headers; never in the repr
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
     sandbox: SandboxSettings = SandboxSettings()  # [sandbox] and --sandbox (ink.config.sandbox)
+    claude: bool = True  # [compat] claude: read Claude Code's files too (ink.config.claude)
+    home: Path | None = None  # $HOME, whose ~/.claude is the user's (None: no home, no ~/.claude)
 
     def __repr__(self) -> str:
         """Every field but the secret ones: a settings object in a log or a traceback shows no key."""
@@ -167,7 +170,15 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     project = read_project_file(project_path, warnings) if project_path is not None else None
     if project is not None:
         project = _without_untrusted(project, user, warnings)
-    rules = _flag_rules(flags) + tuple(project.rules if project else ()) + tuple(user.rules if user else ())
+    claude = _claude_compat(user, project)
+    found = _claude_setup(cwd, ink_home, env, warnings) if claude else None
+    rules = (  # flags, the project's denies (.ink, then .claude), the user's rules (config, then ~/.claude)
+        _flag_rules(flags)
+        + tuple(project.rules if project else ())
+        + (found.project_rules if found else ())
+        + tuple(user.rules if user else ())
+        + (found.user_rules if found else ())
+    )
     layers = _Layers(flags, env, user, project)
     picks = {name: layers.pick(name) for name in DEFAULTS}
     provider = layers.pick("provider", DEFAULT_PROVIDER)
@@ -179,7 +190,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     origins = {name: pick.where for name, pick in picks.items()}
     origins |= {"provider": provider.where, "model": model.where, "base_url": url.where}
     origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
-    servers = mcp_servers(user, project)
+    servers = mcp_servers(user, project, found.servers if found else (), warnings)
     notify = resolve_notify(user, project, warnings)  # before ``warnings`` is frozen below
     sandbox = resolve_sandbox(
         flags.sandbox, user.sandbox if user else {}, project.sandbox if project else {}, cwd, warnings
@@ -203,7 +214,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         max_tokens=picks["max_tokens"].value,
         debug=flags.debug,
         permission_timeout=picks["permission_timeout"].value,
-        hooks=tuple(user.hooks if user else ()) + _project_hooks(project),
+        hooks=_all_hooks(user, project, found),
         question_delay=picks["question_delay"].value,
         connect_timeout=picks["connect_timeout"].value,
         first_byte_timeout=picks["first_byte_timeout"].value,
@@ -219,7 +230,36 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         notify=notify,
         env=dict(env) if servers else {},
         sandbox=sandbox,
+        claude=claude,
+        home=_home_dir(env),
     )
+
+
+def _claude_compat(user: ConfigFile | None, project: ConfigFile | None) -> bool:
+    """``[compat] claude``: the user's choice (default true); a project file may only turn it off."""
+    mine = user.tables.get("compat", {}).get("claude") if user else None
+    theirs = project.tables.get("compat", {}).get("claude") if project else None
+    return (mine.value if mine else True) and (theirs.value if theirs else True)
+
+
+def _claude_setup(cwd: Path, ink_home: Path, env: Mapping[str, str], warnings: list[str]) -> ClaudeSetup:
+    from ink.config.claude import load_claude_setup  # reads files only where a .claude or .mcp.json is
+
+    return load_claude_setup(cwd, ink_home, _home_dir(env), warnings)
+
+
+def _home_dir(env: Mapping[str, str]) -> Path | None:
+    home = env.get("HOME", "").strip()
+    return Path(home) if home else None
+
+
+def _all_hooks(
+    user: ConfigFile | None, project: ConfigFile | None, claude: ClaudeSetup | None
+) -> tuple[HookSpec, ...]:
+    """The user's hooks (config.toml, then ~/.claude), then the project's (.ink, then .claude): a
+    project's run only once approved (docs/hooks.md)."""
+    hooks = tuple(user.hooks if user else ()) + (claude.user_hooks if claude else ())
+    return hooks + _project_hooks(project) + (claude.project_hooks if claude else ())
 
 
 def _local_temperature(env: Mapping[str, str]) -> float | None:
@@ -239,12 +279,28 @@ def _server_secrets(servers: tuple[McpServerSpec, ...], env: Mapping[str, str]) 
     return tuple(referenced_secrets(servers, env))
 
 
-def mcp_servers(user: ConfigFile | None, project: ConfigFile | None) -> tuple[McpServerSpec, ...]:
-    """The user's servers, then the project's; a project server named like one of the user's is
-    dropped: the repository may add servers, never redefine one the user set up."""
+def mcp_servers(
+    user: ConfigFile | None,
+    project: ConfigFile | None,
+    claude: tuple[McpServerSpec, ...] = (),
+    warnings: list[str] | None = None,
+) -> tuple[McpServerSpec, ...]:
+    """The user's servers, then the project's, then its ``.mcp.json``'s (``claude``); a project server
+    named like one of the user's is dropped: the repository may add servers, never redefine one the user
+    set up. A ``.mcp.json`` server named like one of ``.ink/config.toml``'s gives way to it, with a notice."""
     own = list(user.mcp_servers) if user else []
     names = {spec.name for spec in own}
-    return tuple(own + [spec for spec in (project.mcp_servers if project else []) if spec.name not in names])
+    found = own + [spec for spec in (project.mcp_servers if project else []) if spec.name not in names]
+    taken = {spec.name: spec for spec in found}
+    for spec in claude:
+        if spec.name in taken:
+            if warnings is not None and taken[spec.name].origin == "project":
+                warnings.append(
+                    f"{spec.where}: the server {spec.name!r} of .ink/config.toml is used instead of this one"
+                )
+            continue
+        found.append(spec)
+    return tuple(found)
 
 
 class _Layers:

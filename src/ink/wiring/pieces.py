@@ -86,7 +86,9 @@ def build_task_tool(settings: Settings, session: CurrentSession) -> tuple[SubAge
     from ink.config.agents import load_agent_types
     from ink.extend.task import TaskTool
 
-    types, warnings = load_agent_types(settings.cwd, settings.ink_home)
+    types, warnings = load_agent_types(
+        settings.cwd, settings.ink_home, claude=settings.claude, home=settings.home
+    )
     for warning in warnings:
         log.warning("%s", warning)
 
@@ -152,7 +154,7 @@ def build_tools(
 def custom_commands(settings: Settings) -> CommandBook:
     """The custom slash commands of the user and the project (docs/commands.md); a file that cannot be
     used is a warning in the log."""
-    commands = load_commands(settings.cwd, settings.ink_home)
+    commands = load_commands(settings.cwd, settings.ink_home, claude=settings.claude, home=settings.home)
     for warning in commands.warnings:
         log.warning("%s", warning)
     return commands
