@@ -36,6 +36,7 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
         rows: int = ROWS,
         columns: int = COLUMNS,
         shell: bool = False,
+        background: str | None = None,
     ) -> InkTerminal:
         env = ink_env(tmp_path, TERM="xterm-256color", **(env or {}))
         if config:
@@ -50,7 +51,9 @@ def start_ink(fake_server: FakeModelServer, tmp_path: Path, project: Path) -> It
             "--permission-mode",
             permission_mode,
         ]
-        terminal = InkTerminal([*base, *args], env, project, rows, columns, shell=shell)
+        terminal = InkTerminal(
+            [*base, *args], env, project, rows, columns, shell=shell, background=background
+        )
         started.append(terminal)
         if wait_ready:
             terminal.wait_text(f"ink {__version__} · ")  # the banner

@@ -44,8 +44,12 @@ class InkTerminal:
         columns: int = COLUMNS,
         *,
         shell: bool = False,
+        background: str | None = None,
     ) -> None:
+        """``background``: ``rrrr/gggg/bbbb``, the answer to an OSC 11 query (as xterm gives it); None:
+        no answer, as pyte (like the Linux console) gives none."""
         self.rows, self.columns = rows, columns
+        self._background = background
         self.raw = bytearray()
         if shell:
             self.child = pexpect.spawn(
@@ -76,6 +80,8 @@ class InkTerminal:
             return False
         self.raw += data
         self.arrivals.append((time.monotonic(), len(self.raw)))
+        if self._background is not None and b"\x1b]11;?" in data:  # answered before pyte answers DA
+            self.child.send(f"\x1b]11;rgb:{self._background}\x1b\\".encode())
         self.stream.feed(data)
         return True
 
@@ -103,6 +109,17 @@ class InkTerminal:
             self.wait_for(lambda: text in self.scrollback(), timeout, f"the line {text!r}")
         else:
             self.wait_for(lambda: text in "\n".join(self.scrollback()), timeout, repr(text))
+
+    def wait_live_area_empty(self, timeout: float = 15.0) -> None:
+        """Wait until the live area above the rule shows nothing: every block is in the scrollback
+        (an idle status line can be drawn before the paint loop's tick prints the last block)."""
+
+        def empty() -> bool:
+            lines = self.lines()
+            rules = [i for i, line in enumerate(lines) if line and set(line) == {"─"}]
+            return bool(rules) and rules[-1] > 0 and not lines[rules[-1] - 1].strip()
+
+        self.wait_for(empty, timeout, "the live area empty")
 
     def drain(self) -> None:
         while self.pump(0.01):

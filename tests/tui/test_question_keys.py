@@ -28,6 +28,7 @@ from prompt_toolkit.output import DummyOutput
 
 from ink.config import Flags, load_settings
 from ink.frontends.tui.app import TuiApp
+from ink.frontends.tui.theme import make_theme
 from ink.run.events import PermissionResolved, RunEvent
 from ink.wiring import build_app
 from tests.fakeserver import Gate, Reply, say, tool_call
@@ -121,7 +122,7 @@ async def play(actions: list[Action], question_at: int, one_write: bool) -> Outc
         clock = Clock()
         try:
             with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-                tui = TuiApp(core, clock=clock, color=False)
+                tui = TuiApp(core, clock=clock, theme=make_theme("dark", color=False))
                 running = asyncio.ensure_future(tui.run())
                 try:
                     player = Player(tui, pipe, clock, gate)

@@ -62,6 +62,7 @@ def test_a_resize_during_streaming_lays_everything_out_again(
     gate.open()
     ink.wait_text("THE END.")
     ink.wait_text("○ idle")
+    ink.wait_live_area_empty()
     shown = ink.scrollback()
     assert rules(shown) == 1  # the app's own, once
     flowing = " ".join(" ".join(shown).split())
@@ -88,6 +89,7 @@ def test_a_resize_during_live_tool_output_lays_everything_out_again(
     laid_out_at(ink, first, FIRST)
     ink.send("\x1b")  # stop the loop: the run ends
     ink.wait_text("○ idle")
+    ink.wait_live_area_empty()
     shown = ink.scrollback()
     assert rules(shown) == 1
     assert sum(1 for line in shown if "│ output-line-" in line) == 0  # no live row left behind

@@ -69,6 +69,8 @@ TOP_KEYS = _keys(
     Key("permission_mode", str, PERMISSION_MODES, help="what tools may do without asking"),
     Key("permission_timeout", float, minimum=0, maximum=86400, help="seconds a question waits; 0: forever"),
     Key("question_delay", float, minimum=0.2, maximum=10, help="pause before a question takes keys"),
+    Key("theme", str, ("auto", "dark", "light"), help="TUI colours for a dark or light terminal"),
+    Key("code_theme", str, help="pygments style of code and diffs in the TUI (default: by theme)"),
     Key("session_dir", str, help="where session files go (default $INK_HOME/sessions)"),
     Key("grace_seconds", float, minimum=0, maximum=600, help="wait for an aborted tool (R20)"),
     Key("kill_delay", float, minimum=0, maximum=2, help="TERM to KILL delay for tool processes (R35)"),

@@ -64,6 +64,8 @@ DEFAULTS: dict[str, Any] = {
     "grace_seconds": 10.0,
     "kill_delay": 0.5,
     "question_delay": 0.5,
+    "theme": "auto",
+    "code_theme": "",
     "thinking": "off",
     "max_tokens": 8192,
     "connect_timeout": 15.0,  # the same defaults as ink.ai.http.RequestTimeouts (not imported here)
@@ -116,6 +118,8 @@ class Settings(msgspec.Struct, frozen=True):
     debug: bool = False
     permission_timeout: float = 300.0  # seconds a permission question waits; 0: no limit
     question_delay: float = 0.5  # seconds a question is shown before its answer keys count (TUI)
+    theme: str = "auto"  # TUI colours: auto (ask the terminal), dark or light
+    code_theme: str = ""  # a pygments style for code and diffs ("": the theme's)
     connect_timeout: float = 15.0  # seconds; the model request's deadlines (docs/config.md)
     first_byte_timeout: float = 300.0
     idle_timeout: float = 300.0
@@ -216,6 +220,8 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         permission_timeout=picks["permission_timeout"].value,
         hooks=_all_hooks(user, project, found),
         question_delay=picks["question_delay"].value,
+        theme=picks["theme"].value,
+        code_theme=picks["code_theme"].value,
         connect_timeout=picks["connect_timeout"].value,
         first_byte_timeout=picks["first_byte_timeout"].value,
         idle_timeout=picks["idle_timeout"].value,

@@ -18,6 +18,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
+from prompt_toolkit.styles import Style
 
 from ink.agent.tasks import cancel_and_wait
 from ink.app import App
@@ -31,7 +32,7 @@ from ink.frontends.tui.external_editor import edit_in_editor
 from ink.frontends.tui.history import prompt_history
 from ink.frontends.tui.jobs import status_count
 from ink.frontends.tui.keys import build_key_bindings
-from ink.frontends.tui.layout import INPUT_ROWS, STYLE, build_layout
+from ink.frontends.tui.layout import INPUT_ROWS, build_layout
 from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.notify import Notifier
@@ -49,6 +50,7 @@ from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
 from ink.frontends.tui.scrollback import InlineApplication, Scrollback
+from ink.frontends.tui.theme import Theme, make_theme
 from ink.frontends.tui.typeahead import split_typed
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
@@ -76,14 +78,18 @@ HINTS = {
 class TuiApp:
     """One interactive session. ``run`` returns the exit status; the caller closes ``core``."""
 
-    def __init__(self, core: App, *, clock: Callable[[], float] = time.monotonic, color: bool = True) -> None:
+    def __init__(
+        self, core: App, *, clock: Callable[[], float] = time.monotonic, theme: Theme | None = None
+    ) -> None:
+        """``theme``: the colours (``theme.choose``; default dark)."""
+        theme = theme or make_theme("dark")
         self._core = core
         self.controller = core.controller
         self._clock = clock
         if (mcp := mcp_of(core)) is not None:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, core.tools.find)
-        self.scrollback = Scrollback(color)
+        self.scrollback = Scrollback(theme)
         self.buffer = Buffer(
             multiline=True,
             history=prompt_history(core.settings.ink_home, core.settings.cwd),
@@ -96,7 +102,7 @@ class TuiApp:
         self._dirty = asyncio.Event()
         focus = QuestionFocus(core.settings.question_delay, clock)
         self.questions = QuestionKeys(
-            self._view, focus, lambda: self.controller.permissions, self.buffer, self._dirty.set
+            self._view, focus, lambda: self.controller.permissions, self.buffer, self._dirty.set, theme
         )
         self._quit_armed = False
         self._aborting = False
@@ -119,7 +125,7 @@ class TuiApp:
             key_bindings=merge_key_bindings(
                 [build_key_bindings(self, self.questions), rewind_key_bindings(self.rewind)]
             ),
-            style=STYLE,
+            style=Style.from_dict(dict(theme.styles)),
             full_screen=False,
             erase_when_done=True,
             mouse_support=False,

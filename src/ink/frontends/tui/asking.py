@@ -11,6 +11,7 @@ from prompt_toolkit.buffer import Buffer
 from ink.frontends.tui.layout import INPUT_ROWS
 from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.questionview import Asking, Fragments, KeysState, QuestionPanel
+from ink.frontends.tui.theme import Theme
 from ink.frontends.tui.view import EventView
 from ink.run.permissions import PermissionBroker, UnknownRequest
 from ink.vocabulary import Answer
@@ -24,10 +25,11 @@ class QuestionKeys:
         broker: Callable[[], PermissionBroker],
         buffer: Buffer,
         changed: Callable[[], None],
+        theme: Theme | None = None,
     ) -> None:
         self._view, self.focus, self._broker = view, focus, broker
         self._buffer, self._changed = buffer, changed
-        self._panel = QuestionPanel()
+        self._panel = QuestionPanel(theme)
 
     def shown(self) -> str | None:
         """The request id of the question on screen (the first open one)."""

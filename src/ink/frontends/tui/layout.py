@@ -14,39 +14,8 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.styles import Style
 
 INPUT_ROWS = 8  # the editor grows to this many rows, then scrolls
-
-STYLE = Style.from_dict(
-    {
-        "thinking": "italic #8a8a8a",
-        "tool.mark": "ansicyan",
-        "tool.state": "#8a8a8a",
-        "tool.output": "#8a8a8a",
-        "tool.agent": "#8a8a8a",
-        "tool.agent.open": "bold",
-        "queue.title": "#8a8a8a",
-        "queue.steer": "ansicyan",
-        "queue.follow_up": "ansimagenta",
-        "question.title": "bold ansiyellow",
-        "question.key": "reverse bold",
-        "question.command": "bold",
-        "diff.add": "ansigreen",
-        "diff.del": "ansired",
-        "diff.context": "#6c6c6c",
-        "diff.hunk": "ansicyan",
-        "diff.file": "bold",
-        "status.idle": "#8a8a8a",
-        "status.running": "bold ansigreen",
-        "status.aborting": "bold ansiyellow",
-        "status.paused": "bold ansicyan",
-        "status.info": "#8a8a8a",
-        "hint": "#6c6c6c",
-        "rule": "#4e4e4e",
-        "prompt": "bold ansicyan",
-    }
-)
 
 Fragments = Callable[[], StyleAndTextTuples]
 

@@ -21,12 +21,13 @@ from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
+from rich.theme import Theme as RichTheme
 
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.diffs import DiffLine, diff_lines
+from ink.frontends.tui.theme import Theme, make_theme
 from ink.frontends.tui.wrapping import width_of, wrap_chars, wrap_words
 
-CODE_THEME = "monokai"
 _PADDING = re.compile(r" +\n")  # rich pads lines to the width with plain spaces: useless bytes
 # Rows that show nothing (spaces and colour codes only: a table's empty edge rows) at a block's ends.
 _EDGE_BLANKS = re.compile(r"^(?:(?:\x1b\[[0-9;]*m| )*\n)+|(?:\n(?:\x1b\[[0-9;]*m| )*)+$")
@@ -42,9 +43,12 @@ KIND_STYLES = {
 TONE_STYLES = {"ok": "green", "error": "red", "interrupted": "yellow", "dim": "dim"}
 DIFF_HEADERS = {"file": "bold", "hunk": "cyan", "note": "dim"}
 DIFF_SIGNS = {"add": "green", "del": "red", "context": "dim"}
-# Backgrounds of a changed line, and brighter ones for the words in it that changed.
-DIFF_LINE_BG = {"add": "#12351c", "del": "#3d1518"}
-DIFF_WORD_BG = {"add": "#23753a", "del": "#8a2a2f"}
+# rich's markdown styles that assume a dark background
+LIGHT_MARKDOWN = {
+    "markdown.code": "bold #af005f",
+    "markdown.block_quote": "#5f5f5f",
+    "markdown.hr": "#a8a8a8",
+}
 GROUPS = {"markdown": "reply", "thinking": "reply", "user": "user", "tool": "tool", "output": "tool"}
 GROUPS |= {"diff": "tool", "bang": "tool"}  # the rest are notes
 
@@ -74,14 +78,17 @@ class TightMarkdown(Markdown):
 
 
 class Painter:
-    """Renders blocks at a given width. ``color=False`` gives plain text (tests, dumb terminals)."""
+    """Renders blocks at a given width in ``theme``'s colours; ``color=False`` gives plain text (tests,
+    dumb terminals), a theme without colour (NO_COLOR) its attributes only."""
 
-    def __init__(self, *, color: bool = True) -> None:
+    def __init__(self, *, color: bool = True, theme: Theme | None = None) -> None:
         self._last: Block | None = None
+        self.theme = theme or make_theme("dark")
         self._console = Console(
             file=io.StringIO(),
             force_terminal=color,
-            no_color=not color,
+            no_color=not (color and self.theme.color),
+            theme=RichTheme(LIGHT_MARKDOWN) if self.theme.shade == "light" else None,
             highlight=False,
             emoji=False,
             width=80,
@@ -121,9 +128,9 @@ class Painter:
             return Text(listing_rows(block.text, width), style=TONE_STYLES.get(block.tone, ""))
         text = sanitize(block.text)  # whatever made the block, no escape sequence reaches the terminal
         if block.kind == "markdown":
-            return TightMarkdown(text, code_theme=CODE_THEME, hyperlinks=False)
+            return TightMarkdown(text, code_theme=self.theme.code, hyperlinks=False)
         if block.kind == "diff":
-            return diff_text(text)
+            return diff_text(text, self.theme)
         if block.kind == "user":
             return _user(text, width)
         if block.kind == "tool":
@@ -133,28 +140,28 @@ class Painter:
         return Text("\n".join(_rows(text, width, indent)), style=style)
 
 
-def diff_text(diff: str) -> Text:
+def diff_text(diff: str, theme: Theme) -> Text:
     """A unified diff: the code highlighted for its language (the theme of code blocks), added lines on
     green and removed ones on red, the words that changed brighter; signs green and red, hunk headers
     cyan. rich wraps a line longer than the width."""
-    theme = Syntax.get_theme(CODE_THEME)
+    code = Syntax.get_theme(theme.code)
     text = Text()
     for line in diff_lines(diff):
-        text.append_text(_diff_line(line, theme))
+        text.append_text(_diff_line(line, code, theme))
         text.append("\n")
     text.rstrip()
     return text
 
 
-def _diff_line(line: DiffLine, theme: SyntaxTheme) -> Text:
+def _diff_line(line: DiffLine, code: SyntaxTheme, theme: Theme) -> Text:
     if line.role in DIFF_HEADERS:
         return Text("  " + line.parts[0].text, style=DIFF_HEADERS[line.role])
-    background = DIFF_LINE_BG.get(line.role)
+    background = theme.line_bg.get(line.role)
     out = Text("  ")
     out.append(line.sign, style=DIFF_SIGNS[line.role] + (f" on {background}" if background else ""))
     for part in line.parts:
-        style = _token_style(theme, part.token)
-        shade = DIFF_WORD_BG.get(line.role) if part.changed else background
+        style = _token_style(code, part.token)
+        shade = theme.word_bg.get(line.role) if part.changed else background
         out.append(part.text, style=style + Style(bgcolor=shade) if shade else style)
     return out
 

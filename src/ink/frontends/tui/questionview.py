@@ -17,8 +17,8 @@ from prompt_toolkit.utils import get_cwidth
 from ink.agent.tool import CallDescription
 from ink.frontends.tui.blocks import Block, sanitize
 from ink.frontends.tui.diffs import diff_lines
-from ink.frontends.tui.paint import CODE_THEME, DIFF_LINE_BG, DIFF_WORD_BG
 from ink.frontends.tui.panels import fit_items
+from ink.frontends.tui.theme import Theme, make_theme
 from ink.frontends.tui.toolview import preview
 from ink.frontends.tui.wrapping import wrap_chars, wrap_words
 from ink.run.events import PermissionRequest
@@ -49,7 +49,8 @@ class Asking(msgspec.Struct, frozen=True):
 
 
 class QuestionPanel:
-    def __init__(self) -> None:
+    def __init__(self, theme: Theme | None = None) -> None:
+        self._theme = theme or make_theme("dark")
         self._cached: tuple[str, int, list[Fragments]] | None = None
 
     def body_rows(self, asking: Asking, width: int) -> list[Fragments]:
@@ -59,7 +60,7 @@ class QuestionPanel:
         if self._cached is not None and self._cached[:2] == (key, width):
             return self._cached[2]
         block = preview(asking.described, asking.question.args, BODY_LINES)
-        rows = body_rows(block, width)
+        rows = body_rows(block, width, self._theme)
         self._cached = (key, width, rows)
         return rows
 
@@ -85,11 +86,11 @@ class QuestionPanel:
         return out, scroll
 
 
-def body_rows(block: Block, width: int) -> list[Fragments]:
+def body_rows(block: Block, width: int, theme: Theme) -> list[Fragments]:
     """The preview as screen rows, indented two columns: a diff highlighted and shaded as the scrollback
     shows it, a command or arguments cut where the row ends (each character where it stands)."""
     if block.kind == "diff":
-        return diff_rows(block.text, width)
+        return diff_rows(block.text, width, theme)
     style = "class:question.command" if block.kind == "bang" else "class:question.text"
     rows: list[Fragments] = []
     for line in block.text.split("\n"):
@@ -97,7 +98,7 @@ def body_rows(block: Block, width: int) -> list[Fragments]:
     return rows
 
 
-def diff_rows(diff: str, width: int) -> list[Fragments]:
+def diff_rows(diff: str, width: int, theme: Theme) -> list[Fragments]:
     """A unified diff as the scrollback shows it (``paint.diff_text``): code highlighted, changed lines
     shaded, changed words brighter; each line wrapped at ``width`` columns."""
     rows: list[Fragments] = []
@@ -105,12 +106,14 @@ def diff_rows(diff: str, width: int) -> list[Fragments]:
         if line.role in DIFF_HEADERS:
             pieces: Fragments = [(DIFF_HEADERS[line.role], line.parts[0].text)]
         else:
-            shade = DIFF_LINE_BG.get(line.role)
+            shade = theme.line_bg.get(line.role)
             background = f" bg:{shade}" if shade else ""
             pieces = [(f"class:diff.{line.role}{background}", line.sign)]
             for part in line.parts:
-                lit = DIFF_WORD_BG[line.role] if part.changed and line.role in DIFF_WORD_BG else shade
-                pieces.append((_token_style(part.token) + (f" bg:{lit}" if lit else ""), part.text))
+                lit = theme.word_bg.get(line.role, shade) if part.changed else shade
+                pieces.append(
+                    (_token_style(part.token, theme.code) + (f" bg:{lit}" if lit else ""), part.text)
+                )
         rows.extend([("", "  "), *row] for row in _wrap_fragments(pieces, max(1, width - 2)))
     return rows
 
@@ -194,18 +197,18 @@ def _wrap_fragments(pieces: Fragments, width: int) -> list[Fragments]:
     return rows
 
 
-def _token_style(token: object) -> str:
+def _token_style(token: object, code: str) -> str:
     """A pygments token's colour and emphasis in the code theme, as a prompt_toolkit style."""
     if token is None:
         return "class:question.text"
-    return _style_of(token)
+    return _style_of(token, code)
 
 
 @lru_cache(maxsize=256)
-def _style_of(token: object) -> str:
+def _style_of(token: object, code: str) -> str:
     from pygments.styles import get_style_by_name
 
-    found = get_style_by_name(CODE_THEME).style_for_token(token)
+    found = get_style_by_name(code).style_for_token(token)
     style = f"fg:#{found['color']}" if found["color"] else ""
     return " ".join(
         filter(None, [style, "bold" if found["bold"] else "", "italic" if found["italic"] else ""])

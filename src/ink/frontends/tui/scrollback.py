@@ -19,6 +19,7 @@ from prompt_toolkit.application import Application
 
 from ink.frontends.tui.blocks import Block, plural
 from ink.frontends.tui.paint import Painter
+from ink.frontends.tui.theme import Theme
 
 SETTLE_SECONDS = 0.15
 KEPT_BLOCKS = 5000  # printed again after a resize; earlier ones are named in one line
@@ -48,10 +49,10 @@ class InlineApplication(Application[int]):
 
 
 class Scrollback:
-    def __init__(self, color: bool, clock: Callable[[], float] = time.monotonic) -> None:
-        self._color = color
+    def __init__(self, theme: Theme, clock: Callable[[], float] = time.monotonic) -> None:
+        self._theme = theme
         self._clock = clock
-        self.painter = Painter(color=color)
+        self.painter = Painter(theme=theme)
         self._blocks: list[Block] = []
         self._dropped = 0
         self._width: int | None = None  # the width the scrollback was last laid out at
@@ -80,7 +81,7 @@ class Scrollback:
     def relayout(self, width: int) -> str:
         """What to write to lay the scrollback out again at ``width``: clear, then every kept block."""
         self._resized_at, self._width = None, width
-        self.painter = Painter(color=self._color)  # the gaps between blocks start afresh
+        self.painter = Painter(theme=self._theme)  # the gaps between blocks start afresh
         blocks = list(self._blocks)
         if self._dropped:
             blocks.insert(0, Block("info", f"… {plural(self._dropped, 'earlier block')} not shown again"))

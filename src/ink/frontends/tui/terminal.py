@@ -18,6 +18,7 @@ from typing import Any
 
 from ink.config import Invocation, Settings
 from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.theme import ASK_BACKGROUND, Theme, choose
 from ink.frontends.tui.typeahead import read_typed_ahead
 from ink.wiring import App, SessionChoice, hard_exit, open_app
 
@@ -52,12 +53,12 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
         hard_exit(core.processes)(status)
 
     async with open_app(settings, session=choice, force_exit=force_exit) as core:
-        tui = TuiApp(core)
+        typed, theme = _typed_and_theme(settings)  # what was typed while ink started: kept, Enter sends
+        tui = TuiApp(core, theme=theme)
         loop = asyncio.get_running_loop()
         try:
             with patch_stdout(raw=True), _logs_to_proxy():
                 loop.add_signal_handler(signal.SIGTERM, tui.quit, EXIT_TERMINATED)
-                typed = read_typed_ahead(sys.stdin.fileno())  # while ink started: kept, Enter sends
                 status = await tui.run(prompt, banner=_banner(core, choice), typed=typed)
         finally:
             # The UI is gone: Ctrl+C now comes as SIGINT while a run is being stopped.
@@ -69,6 +70,15 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
                 loop.remove_signal_handler(signal.SIGTERM)
                 tui.close()
     return status
+
+
+def _typed_and_theme(settings: Settings) -> tuple[str, Theme]:
+    """The keys typed while ink started, and the colours: with ``theme = "auto"`` the terminal is asked
+    for its background at the same time (its answer comes in with the keys)."""
+    asking = settings.theme == "auto" and not os.environ.get("NO_COLOR")
+    ask = ASK_BACKGROUND if asking else ""
+    typed, answers = read_typed_ahead(sys.stdin.fileno(), sys.stdout.fileno(), ask)
+    return typed, choose(settings.theme, settings.code_theme, os.environ, answers or None)
 
 
 def _banner(core: App, choice: SessionChoice) -> list[Block]:
