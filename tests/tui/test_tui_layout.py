@@ -35,7 +35,8 @@ def test_markdown_is_tight_left_aligned_and_code_is_highlighted(
     ink = start_ink()
     ink.type_line("plan it")
     ink.wait_text("Done.")
-    ink.wait_printed("Done.")  # the last block printed (the live area shows it as it streams), so all are
+    ink.wait_printed("Done.")
+    ink.wait_live_area_empty()  # the last block printed (the live area shows it as it streams), so all are
     shown = ink.scrollback()
     start = shown.index("Plan")  # the whole line: a heading starts at the left edge, not centred
     end = shown.index("Done.")
@@ -67,6 +68,7 @@ def test_one_blank_line_separates_blocks_around_tables_and_code(
     ink = start_ink()
     ink.type_line("show me")
     ink.wait_printed("The end.")
+    ink.wait_live_area_empty()
     shown = ink.scrollback()
     region = shown[shown.index("Intro.") : shown.index("The end.") + 1]
     doubled = [i for i in range(1, len(region)) if not region[i] and not region[i - 1]]
