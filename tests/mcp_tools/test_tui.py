@@ -58,9 +58,13 @@ def test_a_servers_question_is_answered_with_a_command_and_prompts_complete(
     ink.wait_text("Blue it is.", timeout=60)
     result = fake_server.requests[1].tool_results()[-1][1]
     assert json.loads(result) == {"action": "accept", "content": {"color": "blue"}}
-    ink.send("/mcp__h__re" + TAB)
+    ink.send("/mcp__h__re")  # the palette lists the server's prompts with the commands
+    ink.wait_for(lambda: "› /mcp__h__review" in ink.text(), what="the prompt in the menu")
+    ink.send(TAB)
     ink.wait_for(lambda: ink.editor_text() == "/mcp__h__review", what="the prompt completed")
     ink.send("\x15")  # Ctrl+U: the editor empty again
     ink.wait_for(lambda: ink.editor_text() == "", what="an empty editor")
-    ink.send("see @h:notes://p" + TAB)
+    ink.send("see @h:notes://p")  # and its resources with the files
+    ink.wait_for(lambda: "› @h:notes://plan" in ink.text(), what="the resource in the menu")
+    ink.send(TAB)
     ink.wait_for(lambda: ink.editor_text() == "see @h:notes://plan", what="the resource completed")

@@ -129,7 +129,7 @@ def test_tab_on_a_custom_command_says_what_it_does_and_the_scrollback_shows_what
     ink.send("/rev\t")
     ink.wait_for(lambda: ink.editor_text() == "/review", what="the name completed")
     ink.wait_text("/review · Review a file for bugs")
-    ink.send(" app.py\r")
+    ink.send("app.py\r")  # the menu's pick ended the name with a space
     ink.wait_text("Reviewed.")
     assert fake_server.requests[0].user_texts() == ["Review app.py carefully."]
     ink.wait_printed("› /review app.py")

@@ -11,6 +11,7 @@ Modules, one job each:
     layout.py    the screen below the scrollback, and its style
     keys.py      the key map (``KEYS`` is what /help prints)
     commands.py  slash commands
+    palette.py   the menu under the input after / and @ (fuzzy.py ranks, file_index.py lists files)
     editor.py    restored input back into the editor (R22, R30)
     app.py       the prompt_toolkit Application: events to the view, keys to the controller, painting
     terminal.py  start-up, signals, the forced exit, the end

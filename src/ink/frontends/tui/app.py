@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.styles import Style
@@ -26,9 +27,9 @@ from ink.app.jobs import resume_note
 from ink.frontends.tui.asking import QuestionKeys
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
-from ink.frontends.tui.completion import build_completer
 from ink.frontends.tui.editor import replace_text, restore_into
 from ink.frontends.tui.external_editor import edit_in_editor
+from ink.frontends.tui.file_index import FileIndex
 from ink.frontends.tui.history import prompt_history
 from ink.frontends.tui.jobs import status_count
 from ink.frontends.tui.keys import build_key_bindings
@@ -36,6 +37,9 @@ from ink.frontends.tui.layout import INPUT_ROWS, build_layout
 from ink.frontends.tui.mentions import Attached, attach
 from ink.frontends.tui.modes import cycle_permission_mode
 from ink.frontends.tui.notify import Notifier
+from ink.frontends.tui.palette import Palette, describe_command
+from ink.frontends.tui.palette import key_bindings as palette_key_bindings
+from ink.frontends.tui.palette_sources import AppSources
 from ink.frontends.tui.panels import (
     QUEUE_ROWS,
     Status,
@@ -94,12 +98,15 @@ class TuiApp:
             multiline=True,
             history=prompt_history(core.settings.ink_home, core.settings.cwd),
             enable_history_search=True,  # Up with text typed finds the earlier prompts starting so
-            completer=build_completer(core),
         )
         self.buffer.on_text_changed += lambda _buffer: self._text_changed()
         self._pulled_mode: InputMode | None = None  # the mode of a queued input taken back with Up
         self.pastes = Pastes()
         self._dirty = asyncio.Event()
+        self._sources = AppSources(core)
+        files = FileIndex(core.settings.cwd, self._files_listed)
+        self.palette = Palette(self._sources, files, self._dirty.set, core.tasks.spawn)  # / and @ menus
+        self._loop = asyncio.get_running_loop()
         focus = QuestionFocus(core.settings.question_delay, clock)
         self.questions = QuestionKeys(
             self._view, focus, lambda: self.controller.permissions, self.buffer, self._dirty.set, theme
@@ -121,9 +128,17 @@ class TuiApp:
                 has_queue=lambda: bool(self._view.queue),
                 picker=lambda: self.rewind.fragments(self._width()),  # type: ignore[arg-type,return-value]
                 has_picker=lambda: self.rewind.is_open,
+                palette=lambda: self.palette.fragments(self._width()),  # type: ignore[arg-type,return-value]
+                has_palette=lambda: self.palette.is_open,
             ),
             key_bindings=merge_key_bindings(
-                [build_key_bindings(self, self.questions), rewind_key_bindings(self.rewind)]
+                [
+                    build_key_bindings(self, self.questions),
+                    rewind_key_bindings(self.rewind),
+                    palette_key_bindings(
+                        self.palette, self.buffer, self, ~Condition(self.questions.question_has_keyboard)
+                    ),
+                ]
             ),
             style=Style.from_dict(dict(theme.styles)),
             full_screen=False,
@@ -288,7 +303,8 @@ class TuiApp:
         editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
         queue = min(len(self._view.queue), QUEUE_ROWS) + 1 if self._view.queue else 0
         question = _rows(self._question()) if self._view.questions else 0
-        rows = max(2, size.rows - editor - queue - question - 4)  # the rule, the status line, one spare
+        menu = self.palette.rows()
+        rows = max(2, size.rows - editor - queue - question - menu - 4)  # the rule, the status, one spare
         return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
 
     def _question(self) -> StyleAndTextTuples:
@@ -309,10 +325,10 @@ class TuiApp:
         hint = HINTS["armed" if self._quit_armed else "answering" if answering else state]
         if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
             hint = HINTS["pulled-follow-up"]
-        completing = self.buffer.complete_state
-        chosen = completing.current_completion if completing is not None else None
-        if chosen is not None and chosen.display_meta_text:  # Tab: what the name in the editor does
-            hint = f"{chosen.text} · {chosen.display_meta_text}"
+        if self.palette.is_open:
+            hint = self.palette.hint()
+        elif (described := describe_command(self.buffer.text, self._sources.commands())) is not None:
+            hint = described  # what the command in the editor does
         picked = view.sub_agents.running.get(view.sub_agents.selected or "")
         if picked is not None and not view.questions and not self._quit_armed:
             hint = f"{picked.label()} picked: /agents steer TEXT · /agents stop · ctrl+t next"
@@ -352,8 +368,8 @@ class TuiApp:
         self._clear_input(text)
         if is_command(text.strip()):
             run_command(self, self.pastes.expand(text.strip()), mode, typed=text.strip())
-        else:
-            self._send(text[1:] if text.startswith("//") else text, mode)
+        else:  # without the space a pick from the menu left at its end
+            self._send((text[1:] if text.startswith("//") else text).rstrip(" "), mode)
         self._dirty.set()
 
     def _clear_input(self, text: str) -> None:
@@ -531,8 +547,17 @@ class TuiApp:
             self._view.print(Block("info", "nothing folded to expand"))
         self._dirty.set()
 
+    def _files_listed(self) -> None:
+        """From the file index's thread: the menu ranks the files again, on the loop."""
+        self._loop.call_soon_threadsafe(self.palette.refresh)
+
+    def complete(self) -> None:
+        """Tab with no menu shown: the menu Esc closed, again."""
+        self.palette.reopen()
+
     def _text_changed(self) -> None:
         self._quit_armed = False
+        self.palette.update(self.buffer.document.text_before_cursor)
         if not self.buffer.text:
             self._pulled_mode = None
 

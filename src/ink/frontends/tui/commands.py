@@ -95,12 +95,15 @@ def _usage(command: CustomCommand) -> str:
     return f"/{command.name} {command.argument_hint}".rstrip()
 
 
-def command_names(core: App) -> list[tuple[str, str]]:
-    """Every slash command's name and what it does, for completion: built-in ones first."""
-    names = [(c.name, c.help) for c in COMMANDS.values()]
-    names += [(c.name, c.summary) for c in core.commands.commands.values() if c.name not in COMMANDS]
+def palette_commands(core: App) -> list[tuple[str, str, str]]:
+    """Every slash command's name, usage and what it does, for the palette: built-in ones first, then
+    the custom ones, then the MCP servers' prompts."""
+    names = [(c.name, c.usage, c.help) for c in COMMANDS.values()]
+    custom = core.commands.commands.values()
+    names += [(c.name, _usage(c), c.summary) for c in custom if c.name not in COMMANDS]
     part = mcp_of(core)
-    return names + (part.prompt_commands() if part is not None else [])
+    prompts = part.prompt_commands() if part is not None else []
+    return names + [(name, f"/{name}", what) for name, what in prompts]
 
 
 def _rewind(host: CommandHost, args: str) -> None:

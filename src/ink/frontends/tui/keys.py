@@ -9,7 +9,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
-from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Always, Condition, Filter
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
@@ -36,7 +35,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+O", "show a folded output whole, with the call it belongs to; again: the one before"),
     ("Ctrl+D", "quit (on an empty input)"),
     ("Ctrl+Z", "suspend ink to the shell; fg brings it back"),
-    ("Tab", "complete: a command's name after /, its argument (/model, /resume), a path after @"),
+    (
+        "/ and @",
+        "a menu of commands (after /), a command's values (/model, /resume), files and MCP resources "
+        "(after @), filtered fuzzily as you type: ↑↓ choose, Tab pick, Enter run a command, Esc close",
+    ),
+    ("Tab", "pick the menu's entry; with the menu closed by Esc: open it again"),
     ("Shift+Tab", "switch the permission mode: ask -> accept-edits -> yolo (shown in the status line)"),
     ("Ctrl+G", "write the input in $VISUAL/$EDITOR; saved, it comes back here"),
     ("Ctrl+T", "while sub-agents run: pick the next one (its line opens); /agents stop or steer it"),
@@ -129,6 +133,8 @@ class KeyActions(Protocol):
 
     def delete_placeholder(self) -> None: ...
 
+    def complete(self) -> None: ...
+
 
 def build_key_bindings(actions: KeyActions, question: QuestionActions) -> KeyBindings:
     """Bindings that take priority over prompt_toolkit's defaults (the app's bindings come after them).
@@ -174,7 +180,7 @@ def build_key_bindings(actions: KeyActions, question: QuestionActions) -> KeyBin
         if not event.current_buffer.text and question.can_hand_over():
             question.hand_over(expanded=False)
             return
-        _complete_next(event.current_buffer)
+        actions.complete()
 
     @kb.add("c-d", filter=~answering)
     def _quit(event: KeyPressEvent) -> None:
@@ -209,15 +215,6 @@ def _question_keys(kb: KeyBindings, actions: QuestionActions, answering: Filter)
         kb.add(key.upper(), filter=answering)(partial(_answer, actions, answer))
     for key, rows in SCROLL_KEYS:
         kb.add(key, filter=answering)(partial(_scroll, actions, rows))
-
-
-def _complete_next(buffer: Buffer) -> None:
-    """Tab: the next completion when completing already, else start with the first one (the status
-    line shows what the one in the editor does)."""
-    if buffer.complete_state is not None:
-        buffer.complete_next()
-    else:
-        buffer.start_completion(select_first=True)
 
 
 def _answer(actions: QuestionActions, answer: Answer, event: KeyPressEvent) -> None:

@@ -31,8 +31,11 @@ def build_layout(
     has_queue: Callable[[], bool],
     picker: Fragments = list,
     has_picker: Callable[[], bool] = lambda: False,
+    palette: Fragments = list,
+    has_palette: Callable[[], bool] = lambda: False,
 ) -> Layout:
-    """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``."""
+    """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``; ``palette``:
+    the menu of commands, values and files (frontends/tui/palette.py), right above the input."""
 
     def prefix(line: int, wrap: int) -> StyleAndTextTuples:
         return [("class:prompt", "› " if line == 0 and wrap == 0 else "  ")]
@@ -51,6 +54,7 @@ def build_layout(
                 ConditionalContainer(_panel(question), filter=Condition(has_question)),
                 ConditionalContainer(_panel(picker), filter=Condition(has_picker)),
                 ConditionalContainer(_panel(queue), filter=Condition(has_queue)),
+                ConditionalContainer(_panel(palette), filter=Condition(has_palette)),
                 Window(height=1, char="─", style="class:rule"),
                 editor,
                 _panel(status),
