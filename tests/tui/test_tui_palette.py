@@ -5,6 +5,7 @@ open still interrupts a run (R17)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_slash_opens_a_menu_of_commands_filtered_as_you_type(
     ink.wait_for(
         lambda: any("/help" in row and "keys and commands" in row for row in menu_rows(ink)), what="menu"
     )
-    assert "↑↓ choose (1/16) · tab pick · enter run · esc close" in ink.text()
+    assert re.search(r"↑↓ choose \(1/\d+\) · tab pick · enter run · esc close", ink.text())
     ink.send("rvw")  # fuzzy: the letters in order
     ink.wait_for(
         lambda: menu_rows(ink)[:1] == ["› /review FILE  Review a file for bugs"], what="/review first"
