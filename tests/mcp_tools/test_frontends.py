@@ -130,3 +130,23 @@ def test_rpc_puts_a_servers_question_to_the_client_and_returns_its_answer(
         assert client.ok("get_state")["elicitationRequests"] == []
     result = fake_server.requests[1].tool_results()[-1][1]
     assert json.loads(result) == {"action": "accept", "content": {"color": "blue"}}
+
+
+def test_a_tool_a_server_adds_mid_run_is_offered_at_the_next_request_and_runs(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Issue 26: after tools/list_changed the next model request sees the new tool. A run's tools were
+    read once at its start, so a tool added by a call of the run was offered only from the next run, and
+    calling it in the same run was 'Unknown tool'."""
+    env = ink_env(tmp_path)
+    home = Path(env["INK_HOME"])
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text(server_table("t"))
+    fake_server.script(call("mcp__t__grow", {}), call("mcp__t__extra", {}), say("done"))
+    flags = ["-p", "--base-url", fake_server.openai_base_url, "--no-session", "--permission-mode", "yolo"]
+    done = run_ink([*flags, "grow and use it"], env, tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    offered = [[t["function"]["name"] for t in r.body["tools"]] for r in fake_server.requests]
+    assert "mcp__t__extra" not in offered[0] and "mcp__t__extra" in offered[1]
+    results = dict(fake_server.requests[-1].tool_results())
+    assert any(text.startswith("extra ran") for text in results.values()), results

@@ -129,6 +129,10 @@ class LoopSetup(msgspec.Struct, frozen=True):
     offer: Callable[[Sequence[Tool]], Sequence[ToolSpec]] | None = None
     """Which specs a model call is given (default: every tool's); tools not offered still run when called.
     Lets many MCP tools be loaded on demand (``ink.mcp.catalogue``)."""
+    joining: Callable[[], Sequence[Tool]] | None = None
+    """Tools that joined the session after this run started (an MCP server's ``tools/list_changed``):
+    asked at each model call, so the next request offers them, and by the scheduler for a call naming a
+    tool ``tools`` lacks. The rest of the set-up stays as the run started with it."""
     # the owner of background work (reply drains): the app's
     tasks: Tasks = msgspec.field(default_factory=Tasks)
     source: Source | None = None
@@ -198,6 +202,7 @@ async def run_loop(
         history=history,
         source=setup.source,
         pause=setup.pause,
+        joining=setup.joining,
     )
     usage = Usage()
     batches = stops = 0
@@ -287,7 +292,7 @@ async def _model_call(
             model=setup.model,
             system=setup.system_prompt,
             messages=history.messages,
-            tools=list(setup.offer(setup.tools)) if setup.offer else [t.spec for t in setup.tools],
+            tools=offered(setup),
             max_tokens=setup.max_tokens,
             options=setup.options,
         )
@@ -318,3 +323,10 @@ def _refusal(message: AssistantMessage | None) -> ProviderError | None:
 def _append_all(history: History, results: Sequence[ToolResult]) -> None:
     for result in results:
         history.append(result)
+
+
+def offered(setup: LoopSetup) -> list[ToolSpec]:
+    """The tool specs a model call of the run is given: its tools and those that joined since it started,
+    as ``setup.offer`` chooses (default: all)."""
+    tools = (*setup.tools, *setup.joining()) if setup.joining is not None else setup.tools
+    return list(setup.offer(tools)) if setup.offer is not None else [t.spec for t in tools]

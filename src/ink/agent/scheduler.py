@@ -13,7 +13,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import msgspec
 from msgspec.structs import replace
@@ -33,6 +33,7 @@ from ink.agent.tool import (
     Tool,
     ToolCallContext,
     ToolOutput,
+    find_tool,
 )
 from ink.agent.validation import validate_arguments
 from ink.ai.messages import ToolCall, ToolResult
@@ -84,8 +85,10 @@ class ToolScheduler:
         history: HistoryView | None = None,
         source: Source | None = None,
         pause: PauseGate | None = None,
+        joining: Callable[[], Sequence[Tool]] | None = None,
     ) -> None:
         self._tools = {t.spec.name: t for t in tools}
+        self._joining = joining  # tools that joined the session after the run started (LoopSetup.joining)
         self._emit = emit
         self._signal = signal
         self._settings = settings
@@ -131,8 +134,14 @@ class ToolScheduler:
         return groups
 
     def _is_safe(self, call: ToolCall) -> bool:
-        tool = self._tools.get(call.name)
+        tool = self._tool(call.name)
         return tool is not None and tool.concurrency_safe
+
+    def _tool(self, name: str) -> Tool | None:
+        tool = self._tools.get(name)
+        if tool is None and self._joining is not None:
+            tool = find_tool(self._joining(), name)
+        return tool
 
     async def _run_alone(self, call: ToolCall) -> ToolResult:
         self._emit(ToolStart(call.id, call.name, call.arguments))
@@ -222,9 +231,10 @@ class ToolScheduler:
         """The tool ``call`` names when its arguments are valid for it, else the error result."""
         if call.arguments_error is not None:  # the model can correct this; the run goes on
             return _error(call, ARGUMENTS_UNUSABLE.format(problem=call.arguments_error))
-        tool = self._tools.get(call.name)
+        tool = self._tool(call.name)
         if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
+            joined = [t.spec.name for t in self._joining()] if self._joining is not None else []
+            known = ", ".join(sorted({*self._tools, *joined})) or "none"
             return _error(call, f"Unknown tool {call.name!r}. Available tools: {known}.")
         problem = validate_arguments(tool.spec.parameters, call.arguments)
         if problem is not None:

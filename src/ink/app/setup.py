@@ -49,6 +49,11 @@ class ToolRegistry:
         self.offer = offer or self.offer
         self.version += 1
 
+    def joined_after(self, count: int) -> Callable[[], Sequence[Tool]]:
+        """The tools added after the first ``count`` (``add`` appends): for a run that started with those,
+        the ones that joined while it goes on."""
+        return lambda: self.tools[count:]
+
     def find(self, name: str) -> Tool | None:
         return find_tool(self.tools, name)
 
@@ -158,6 +163,7 @@ class RunSetups:
             context=self._keeper(prompt),
             options=request_options(settings),
             offer=registry.offer,
+            joining=registry.joined_after(len(registry.tools)),
             tasks=hooks.tasks,
             notes=hooks.notes,
         )

@@ -26,7 +26,7 @@ from ink.agent.events import AgentEvent, Emit, Notice, RunResumed, Source
 from ink.agent.history import History, HistoryChange
 from ink.agent.loop import LoopResult, LoopSetup, PendingInput, run_loop
 from ink.agent.pause import PauseGate
-from ink.agent.tool import CallDescription, ToolCallContext, ToolKind, ToolOutput, kind_of
+from ink.agent.tool import CallDescription, Tool, ToolCallContext, ToolKind, ToolOutput, kind_of
 from ink.ai.messages import AssistantMessage, message_to_json
 from ink.ai.provider import ToolSpec
 from ink.config.agents import AgentType
@@ -169,17 +169,22 @@ def transcript_name(source: Source) -> str:
 def _sub_agent_setup(parent: LoopSetup, kind: AgentType, source: Source) -> LoopSetup:
     """The parent run's set-up narrowed to the agent type: its prompt first, its tools (never another
     ``task``), its model if it names one; no prompt or stop hooks (they are the user's run's)."""
-    tools = [
-        t
-        for t in parent.tools
-        if kind_of(t) != "delegate"  # a sub-agent starts none of its own
-        and (kind.tools is None or t.spec.name in kind.tools)
-        and (kind.kinds is None or kind_of(t) in kind.kinds)
-    ]
+
+    def allowed(tools: Sequence[Tool]) -> tuple[Tool, ...]:
+        return tuple(
+            t
+            for t in tools
+            if kind_of(t) != "delegate"  # a sub-agent starts none of its own
+            and (kind.tools is None or t.spec.name in kind.tools)
+            and (kind.kinds is None or kind_of(t) in kind.kinds)
+        )
+
+    joining = parent.joining
     return replace(
         parent,
         system_prompt=f"{kind.prompt}\n\n{CONTEXT_HEADING}\n\n{parent.system_prompt}",
-        tools=tuple(tools),
+        tools=allowed(parent.tools),
+        joining=(lambda: allowed(joining())) if joining is not None else None,
         model=kind.model or parent.model,
         on_prompt=None,
         on_stop=None,

@@ -207,7 +207,16 @@ class ServerConnection:
         result = await self.request("tools/call", params, self.spec.call_timeout, progress)
         if not isinstance(result, Mapping) or not isinstance(result.get("content", []), list):
             raise CallFailed(f"the MCP server {self.name} answered with something that is not a tool result")
+        await self._tools_listed()
         return result
+
+    async def _tools_listed(self) -> None:
+        """A tool list the server announced as changed (before its answer: a call that adds a tool says so
+        first) is read before the call's result is handed on, so the model's next request offers it.
+        Bounded by the reading's own timeout; a failed reading is logged by it."""
+        reading = self._relisting.get("tools")
+        if reading is not None and not reading.done():
+            await asyncio.wait((reading,))
 
     async def request(
         self, method: str, params: Mapping[str, Any], timeout: float, progress: Progress | None = None

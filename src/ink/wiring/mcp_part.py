@@ -5,7 +5,7 @@ module is imported by ``default_parts`` only then.
 The app's tool registry holds every MCP tool of the session (and ``mcp_tool_search``); which of them a
 model call is given is the catalogue's ``offer``, asked at every model call: a tool a server stopped
 listing (``tools/list_changed``) is not offered from the next request on, and one it added joins the
-registry at once and is offered from the next run on.
+registry at once and is offered from the next request on, a run going on included (``LoopSetup.joining``).
 """
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ class McpPart(AppPart):
 
     def approve(self, name: str) -> str | None:
         """Remember the user's approval of the project's server ``name`` and start it in the background
-        (its tools join from the next run). The problem, in words, when there is no such server waiting."""
+        (its tools join at once, offered from the next request). The problem, in words, when there is no
+        such server waiting."""
         from ink.mcp.trust import McpApprovals
 
         manager, app = self.manager, self._app
