@@ -22,11 +22,15 @@ def _exists(name: str, near: Path) -> bool:
     return any(p.is_file() for p in (ROOT / "docs").rglob(Path(name).name))
 
 
+PROJECT_FILES = frozenset({"AGENTS.md", "CLAUDE.md"})  # files of a user's project, named, never cited
+
+
 def _cites(path: Path, name: str) -> bool:
     """In code, a ``.md`` name may be a file ink reads in a user's project (AGENTS.md): only the design
-    pages and paths under docs/ are citations there."""
+    pages and paths under docs/ are citations there. In the docs, the files of a user's project that
+    ink reads or writes (``PROJECT_FILES``) are named, not cited."""
     if path.suffix != ".py":
-        return True
+        return name not in PROJECT_FILES
     return name.startswith("docs/") or Path(name).stem in ("CONTRACT", "SEMANTICS", "STYLE")
 
 

@@ -80,6 +80,18 @@ class PermissionMemory:
             write_atomically(self.path, data, mode=PRIVATE_FILE)  # it may quote a command's secrets
         return parsed
 
+    def remove(self, rule: str) -> bool:
+        """Forget a remembered rule (as written); False when the file does not hold it. Raises as
+        ``add`` does."""
+        with _locked(self.path.parent):
+            texts = [r.text for r in self._current()]
+            if rule not in texts:
+                return False
+            data = render(self.root, [t for t in texts if t != rule]).encode("utf-8")
+            _parse(self.path, data)
+            write_atomically(self.path, data, mode=PRIVATE_FILE)
+        return True
+
     def _current(self) -> list[RuleText]:
         try:
             data = read_regular(self.path, MAX_FILE_BYTES).data  # a FIFO or a device is never opened

@@ -168,6 +168,10 @@ class RuleSet:
     def remember(self, rules: Iterable[RuleText]) -> None:
         self.allow += [Rule.compile(r) for r in rules if r.effect == "allow"]
 
+    def forget(self, rule: Rule) -> None:
+        """Stop applying an allow rule (``/permissions remove``); a deny rule is never forgotten here."""
+        self.allow = [r for r in self.allow if r is not rule]
+
     # -- commands --------------------------------------------------------------------------------
 
     def command_denied(self, subject: Subject, texts: Iterable[str], whole: str) -> Rule | None:

@@ -1,6 +1,7 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``, ``/mcp``, ``/rewind``, ``/jobs``, ``/pause``. Each prints what it did into the scrollback;
-none keeps run-control state of its own.
+``/compact``, ``/mcp``, ``/rewind``, ``/jobs``, ``/pause``, ``/cost``, ``/status``, ``/config``,
+``/permissions`` (info_commands.py, permissions_view.py), ``/init`` (project_init.py). Each prints
+what it did into the scrollback; none keeps run-control state of its own.
 
 A line that starts with ``//`` is sent to the model with one ``/`` removed (a path, say).
 """
@@ -291,6 +292,38 @@ def _answer_mcp(host: CommandHost, part: McpPart, action: str, text: str) -> Non
         say(host, f"{exc}; the question is still open", "error")
 
 
+def _cost(host: CommandHost, args: str) -> None:
+    from ink.frontends.tui.info_commands import cost_text
+
+    host.view.print(Block("listing", cost_text(host.core.usage)))
+
+
+def _status(host: CommandHost, args: str) -> None:
+    from ink.frontends.tui.info_commands import status_text
+
+    host.view.print(Block("listing", status_text(host.core, shorten_home(host.core.settings.cwd))))
+
+
+def _config(host: CommandHost, args: str) -> None:
+    from ink.frontends.tui.info_commands import config_text
+
+    host.view.print(Block("listing", config_text(host.core.settings)))
+
+
+def _perms(host: CommandHost, args: str) -> None:
+    from ink.frontends.tui.permissions_view import permissions_command
+
+    host.view.print(permissions_command(host.core, args))
+
+
+def _init(host: CommandHost, args: str) -> None:
+    """``/init``: the model writes the project's AGENTS.md (or improves it), as a custom command would."""
+    from ink.frontends.tui.project_init import init_prompt
+
+    submitted = host.core.controller.submit(init_prompt(host.core.settings.cwd))
+    host.view.typed[submitted.input_id] = "/init"
+
+
 def _jobs(host: CommandHost, args: str) -> None:
     jobs_command(host.core.jobs, host.view.print, args)
 
@@ -323,6 +356,11 @@ COMMANDS: dict[str, Command] = {
         Command("pause", "/pause", "pause the run at its next safe point; again: resume (ctrl+s)", _pause),
         Command("agents", "/agents [N|VERB]", "sub-agents: pick one; stop, steer, pause, resume it", _agents),
         Command("jobs", "/jobs [ID|kill ID]", "background jobs: list, read one's output, kill one", _jobs),
+        Command("cost", "/cost", "tokens and cost of this session, per model (sub-agents included)", _cost),
+        Command("status", "/status", "model, modes, sandbox, MCP servers, session, context use", _status),
+        Command("config", "/config", "the settings in force and where each came from", _config),
+        Command("permissions", "/permissions [remove N]", "the rules in force, where each is kept", _perms),
+        Command("init", "/init", "the model looks at the project, writes or improves AGENTS.md", _init),
         Command("quit", "/quit", "leave ink (also /exit)", _quit),
         Command("exit", "/exit", "leave ink", _quit),
     )
