@@ -43,6 +43,10 @@ ALLOWED = {
         ): "Claude Code's spelling of the tools, for hook scripts written for it"
         for name in ("bash", "write", "grep", "glob", "ls", "task")
     },
+    ("frontends/acp/updates.py", "plan"): "ACP's session update kind for a plan",
+    ("frontends/rpc/handlers.py", "plan"): "get_state's field holding the session's plan",
+    ("store/loader.py", "plan"): "the session file's entry recording the plan",
+    ("store/writer.py", "plan"): "the session file's entry recording the plan",
     **{
         ("config/claude.py", name): "Claude Code's tool names mapped to ink's, for .claude/ files"
         for name in ("bash", "write", "grep", "glob", "ls", "task", "job_output", "job_kill", "plan")

@@ -163,3 +163,32 @@ async def test_a_session_loaded_by_an_id_prefix_keeps_that_id(
         by_full_id = await ink.set_session_mode(session_id=session, mode_id="accept-edits")
         assert by_full_id is not None
     assert fake_server.user_texts()[-1] == ["one", "two"]
+
+
+PLAN_1 = {"entries": [{"content": "read", "status": "in_progress"}, {"content": "fix", "status": "pending"}]}
+PLAN_2 = {
+    "entries": [{"content": "read", "status": "completed"}, {"content": "fix", "status": "in_progress"}],
+    "explanation": "reading done",
+}
+
+
+async def test_plans_reach_the_editor_as_schema_plan_updates_and_come_back_on_load(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    fake_server.script(call("plan", PLAN_1, id="p1"), call("plan", PLAN_2, id="p2"), say("planned"))
+    async with sdk_ink(fake_server, project, tmp_path) as (ink, editor):
+        session = (await ink.new_session(cwd=str(project))).session_id
+        done = await ink.prompt(session_id=session, prompt=[acp.text_block("a task of steps")])
+        assert done.stop_reason == "end_turn"
+        plans = [u for _, u in editor.updates if isinstance(u, schema.AgentPlanUpdate)]
+        assert [[(e.content, e.status, e.priority) for e in p.entries] for p in plans] == [
+            [("read", "in_progress", "medium"), ("fix", "pending", "medium")],
+            [("read", "completed", "medium"), ("fix", "in_progress", "medium")],
+        ]
+    async with sdk_ink(fake_server, project, tmp_path) as (ink, editor):
+        await ink.load_session(cwd=str(project), session_id=session)
+        _, replayed = await editor.wait_for(lambda s, u: isinstance(u, schema.AgentPlanUpdate))
+        assert [(e.content, e.status) for e in replayed.entries] == [
+            ("read", "completed"),
+            ("fix", "in_progress"),
+        ]

@@ -80,7 +80,7 @@ def test_two_sub_agents_run_at_once_with_tagged_events(
         assert ends["t1"]["result"]["output"] == "A is in a.py"
         assert ends["t2"]["result"]["output"] == "B is in b.py"
         explore = fake_server.requests[1].body["tools"]
-        read_only = ["glob", "grep", "job_output", "ls", "read"]  # reading a job's output is a read too
+        read_only = ["glob", "grep", "job_output", "ls", "plan", "read"]  # a job's output, a plan: reads too
         assert sorted(t["function"]["name"] for t in explore) == read_only
     last = fake_server.requests[-1]
     assert last.system.startswith("You are ink")

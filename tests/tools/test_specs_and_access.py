@@ -17,9 +17,9 @@ from tests.tools.conftest import call, write_bytes
 
 
 def test_default_tools_names_and_concurrency(tools: dict[str, Tool]) -> None:
-    assert list(tools) == ["read", "write", "edit", "bash", "grep", "glob", "ls"]
+    assert list(tools) == ["read", "write", "edit", "bash", "grep", "glob", "ls", "plan"]
     safe = {name for name, tool in tools.items() if tool.concurrency_safe}
-    assert safe == {"read", "grep", "glob", "ls"}
+    assert safe == {"read", "grep", "glob", "ls", "plan"}
 
 
 def test_schemas_compile_and_forbid_extra_arguments(tools: dict[str, Tool]) -> None:
@@ -29,10 +29,21 @@ def test_schemas_compile_and_forbid_extra_arguments(tools: dict[str, Tool]) -> N
         fastjsonschema.compile(dict(spec.parameters))
         assert spec.parameters["additionalProperties"] is False
         assert set(spec.parameters["required"]) <= set(spec.parameters["properties"])
-        minimal = {key: "x" for key in spec.parameters["required"]}
+        minimal = {key: _sample(spec.parameters["properties"][key]) for key in spec.parameters["required"]}
         assert validate_arguments(spec.parameters, minimal) is None
         problem = validate_arguments(spec.parameters, {**minimal, "bogus": 1})
         assert problem is not None and "bogus" in problem
+
+
+def _sample(schema: dict[str, Any]) -> Any:
+    """A smallest valid value of a property's schema: a string, an enum's first value, a list of one."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if schema.get("type") == "array":
+        return [_sample(schema["items"])]
+    if schema.get("type") == "object":
+        return {key: _sample(schema["properties"][key]) for key in schema.get("required", [])}
+    return "x"
 
 
 def test_validation_catches_wrong_types(tools: dict[str, Tool]) -> None:
@@ -109,7 +120,7 @@ def test_each_tool_describes_its_kind_and_what_a_call_touches(tmp_path: Path, to
     kinds = {name: tool.kind for name, tool in tools.items()}
     assert kinds == {
         "read": "read", "write": "edit", "edit": "edit", "bash": "execute",
-        "grep": "search", "glob": "search", "ls": "read",
+        "grep": "search", "glob": "search", "ls": "read", "plan": "read",
     }  # fmt: skip
     read = tools["read"].describe({"path": "a.py", "offset": 40})
     assert (read.title, read.paths, read.line) == ("read a.py (from line 40)", (tmp_path / "a.py",), 40)

@@ -150,6 +150,27 @@ class Notice(msgspec.Struct, frozen=True):
     type: Literal["notice"] = "notice"
 
 
+PlanStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
+PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "in_progress", "completed")
+
+
+class PlanEntry(msgspec.Struct, frozen=True):
+    """One step of the model's plan: what it is, and how far it got."""
+
+    content: str
+    status: PlanStatus
+
+
+class PlanUpdate(msgspec.Struct, frozen=True):
+    """The model's plan as it stands now, whole (the ``plan`` tool was called): a checklist for the user,
+    kept in the session and shown again on resume. ``explanation``: why it changed, when the model says."""
+
+    entries: tuple[PlanEntry, ...]
+    explanation: str | None = None
+    source: Source | None = None
+    type: Literal["plan_update"] = "plan_update"
+
+
 HoldPoint: TypeAlias = Literal["model_call", "tool_call"]
 """Where a paused run holds: before a model call, or before a tool call starts."""
 ResumeReason: TypeAlias = Literal["resume", "abort", "end"]
@@ -198,6 +219,7 @@ AgentEvent: TypeAlias = (
     | RunPaused
     | RunHeld
     | RunResumed
+    | PlanUpdate
 )
 Emit: TypeAlias = Callable[[AgentEvent], None]
 

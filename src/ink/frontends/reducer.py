@@ -130,3 +130,6 @@ class EventReducer:
 
     def run_resumed(self, event: ev.RunResumed) -> None:
         pass
+
+    def plan_update(self, event: ev.PlanUpdate) -> None:
+        pass

@@ -9,6 +9,7 @@ One JSON object per line, ``type`` first (listing counts messages without parsin
     {"type":"model_change","timestamp":..,"model":..,"provider":..}
     {"type":"usage","timestamp":..,"model":..,"source":..,"usage":{..}}  (a sub-agent's model call)
     {"type":"job_start"|"job_end","timestamp":..,"jobId":..,..}  (a background job: ink.store.jobs)
+    {"type":"plan","timestamp":..,"entries":[{"content":..,"status":..}],"explanation"?:..}  (the plan)
 
 A compaction entry says: drop the first ``removed`` messages of the history (which then has ``kept``
 messages left) and put ``messages`` (the summary, or truncated copies) in front of what is left. Times are

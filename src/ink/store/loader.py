@@ -15,7 +15,7 @@ Damage policy, chosen so that nothing is lost silently:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ class LoadedSession(msgspec.Struct, frozen=True):
     torn_bytes: int = 0
     repair: Repair = msgspec.field(default_factory=Repair)
     jobs: tuple[JobRecord, ...] = ()  # the background jobs it records, in the order they started
+    plan: Mapping[str, Any] | None = None  # the last plan recorded: {entries, explanation?}
 
 
 class _Replay:
@@ -79,6 +80,7 @@ class _Replay:
         self.inserted: list[ToolResult] = []
         self.dropped: list[ToolResult] = []
         self.jobs: dict[str, JobRecord] = {}
+        self.plan: dict[str, Any] | None = None
 
     def apply(self, entry: dict[str, Any]) -> None:
         """Raises ``ValueError`` with the reason when the entry is malformed."""
@@ -105,6 +107,10 @@ class _Replay:
             started = self.jobs.get(str(entry.get("jobId")))
             if started is not None:  # an end without its start says nothing to go on
                 self.jobs[started.job_id] = end_record(started, entry)
+        elif kind == "plan":
+            entries = _field(entry, "entries", list)
+            explanation = entry.get("explanation")
+            self.plan = {"entries": entries} | ({"explanation": explanation} if explanation else {})
         else:
             return
         stamp = entry.get("timestamp")
@@ -181,6 +187,7 @@ def load_session(path: Path) -> LoadedSession:
         len(torn),
         Repair(tuple(replay.inserted), tuple(replay.dropped), tail_only),
         tuple(replay.jobs.values()),
+        replay.plan,
     )
 
 

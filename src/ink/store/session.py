@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from ink import __version__
 from ink.agent.history import History
+from ink.ai.jsonform import to_json
 from ink.ai.messages import AssistantMessage, Usage
 from ink.store.entries import SessionHeader
 from ink.store.errors import SessionError, SessionNotFound
@@ -64,11 +65,13 @@ class SessionHandle:
     def on_event(self, event: object) -> None:
         """A run-event listener (duck-typed: the store does not import ``run``): fsync when a run ends;
         record a sub-agent's model call, whose message is kept in its own transcript, so the session's
-        totals count it."""
+        totals count it; record the plan as it changes (shown again on resume)."""
         kind = getattr(event, "type", None)
         if kind == "run_end":
             self.sync()
         source = getattr(event, "source", None)
+        if kind == "plan_update" and source is None:  # the session's plan (a sub-agent's is its own)
+            self.writer.write_plan(to_json(event))
         if kind == "message_end" and source is not None:
             message, usage = getattr(event, "message", None), getattr(event, "usage", None)
             if isinstance(message, AssistantMessage) and isinstance(usage, Usage):

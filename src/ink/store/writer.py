@@ -109,6 +109,11 @@ class SessionWriter:
         """Record a background job's start or end (``job_start``/``job_end``, ``ink.store.jobs``)."""
         self._write({"type": kind, "timestamp": time.time(), **fields})
 
+    def write_plan(self, plan: Mapping[str, Any]) -> None:
+        """Record the plan as it stands now (a ``plan_update`` event's ``entries``, ``explanation``)."""
+        fields = {key: plan[key] for key in ("entries", "explanation") if plan.get(key) is not None}
+        self._write({"type": "plan", "timestamp": time.time(), **fields})
+
     def write_model_change(self, model: str, provider: str) -> None:
         """Record a switch of model. Before the file exists this only updates the header."""
         if self._fd is None and not self._exists:

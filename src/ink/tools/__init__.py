@@ -1,5 +1,5 @@
 """ink's tools: read, write, edit, bash (and its background jobs: ``ink.tools.jobs``), grep, glob, ls,
-and the process handling they share.
+plan, and the process handling they share.
 
 ``default_tools(cwd, processes)`` builds the standard set for one working directory. Every process a
 tool starts goes through ``run_process`` / ``run_shell`` and is registered in the ``ProcessRegistry``,
@@ -20,6 +20,7 @@ from ink.tools.jobs import JobRegistry
 from ink.tools.jobs.tools import JobKillTool, JobOutputTool
 from ink.tools.limits import MAX_LINE_CHARS, MAX_LIST_ENTRIES, MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from ink.tools.ls import LsTool
+from ink.tools.plan import PlanTool
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, ProcessRegistry, Survivor, Termination
 from ink.tools.read import ReadTool
 from ink.tools.shell import DEFAULT_TIMEOUT, ShellResult, run_process, run_shell
@@ -35,8 +36,8 @@ def default_tools(
     sandbox: Sandbox | None = None,
     jobs: JobRegistry | None = None,
 ) -> list[Tool]:
-    """The standard tools for ``cwd``: read, write, edit, bash, grep, glob, ls (in that order). bash runs
-    its commands in ``sandbox`` (``ink.sandbox``) when given. With ``jobs``, bash can start background
+    """The standard tools for ``cwd``: read, write, edit, bash, grep, glob, ls, plan (in that order). bash
+    runs its commands in ``sandbox`` (``ink.sandbox``) when given. With ``jobs``, bash can start background
     jobs there, and job_output and job_kill follow it."""
     workspace = as_workspace(cwd)
     bash = BashTool(workspace, processes, kill_delay=kill_delay, sandbox=sandbox, jobs=jobs)
@@ -50,6 +51,7 @@ def default_tools(
         GrepTool(workspace, processes, kill_delay=kill_delay),
         GlobTool(workspace),
         LsTool(workspace),
+        PlanTool(),
     ]
 
 
@@ -65,6 +67,7 @@ __all__ = [
     "GlobTool",
     "GrepTool",
     "LsTool",
+    "PlanTool",
     "ProcessEntry",
     "ProcessRegistry",
     "ReadTool",

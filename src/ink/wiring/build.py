@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 from ink.agent.tasks import Tasks
 from ink.agent.tool import BeforeToolStep
 from ink.ai.provider import Provider
+from ink.app.plan import PlanKeeper
 from ink.app.service import App
 from ink.app.setup import RunHooks, RunSetups, ToolRegistry
 from ink.config import Settings
@@ -109,7 +110,7 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
         commands=custom_commands(settings),
         command_limit=limit,
         agents=agents,
-        parts=(kept, *parts) if kept is not None else parts,
+        parts=(*((kept,) if kept is not None else ()), PlanKeeper(events, current), *parts),
         sandbox=sandbox,
         spared=spared,
         jobs=jobs,

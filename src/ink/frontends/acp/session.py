@@ -20,6 +20,7 @@ from ink.agent.tasks import cancel_and_wait
 from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
 from ink.ai.messages import ToolImage, ToolResult
 from ink.app.jobs import resume_note
+from ink.app.plan import PlanKeeper
 from ink.frontends.acp import jobs, updates
 from ink.frontends.acp.jsonrpc import INTERNAL_ERROR, Peer, PeerGone, RequestId, RpcError
 from ink.frontends.acp.mcp import offer_mcp_prompts
@@ -107,6 +108,9 @@ class AcpSession(EventReducer):
         ended = resume_note(self.app.jobs)
         if ended is not None:
             self._update(updates.thought_chunk(f"\n[{ended}]\n"))
+        keeper = self.app.part(PlanKeeper)
+        if keeper is not None and keeper.plan is not None:  # the session's plan, as it stood
+            self._update(updates.plan_update(keeper.plan))
 
     async def aclose(self, reason: str) -> None:
         """Abort what runs, let it settle (its prompts are answered on the way), close the app, and end
@@ -219,6 +223,9 @@ class AcpSession(EventReducer):
         call_id = self._asked.pop(event.request_id, None)
         if call_id is not None and event.decision in ALLOWING:
             self._update(updates.status_update(call_id, "in_progress"))
+
+    def plan_update(self, event: ev.PlanUpdate) -> None:
+        self._update(updates.plan_update(event))  # a sub-agent's plan is its own (``sub_agent``)
 
     def job_start(self, event: ev.JobStart) -> None:
         self._update(jobs.job_call(event))  # R43: a tool call of its own, in progress until it ends

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from ink.agent.events import PlanUpdate
 from ink.agent.tool import Tool, ToolKind, describe_call, kind_of
 from ink.ai.details import FileDiff, ToolDetail
 from ink.ai.messages import (
@@ -245,3 +246,10 @@ def _fence(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}"
+
+
+def plan_update(plan: PlanUpdate) -> Update:
+    """The plan as ACP's ``plan`` update: every entry, whole (the client replaces the plan it shows).
+    ink's steps have no priority of their own: each is ``medium``."""
+    entries = [{"content": e.content, "priority": "medium", "status": e.status} for e in plan.entries]
+    return {"sessionUpdate": "plan", "entries": entries}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ink.ai.jsonform import to_json
 from ink.ai.messages import message_to_json
+from ink.app.plan import PlanKeeper, plan_json
 from ink.run.controller import QueueError, Submitted
 from ink.run.permissions import UnknownRequest
 from ink.tools.jobs import UnknownJob
@@ -107,7 +108,12 @@ class Handlers:
             "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
             "elicitationRequests": self._open_elicitations(),
             "usage": {"session": to_json(usage.session), "sessionCostUsd": usage.session_cost},
+            "plan": self._plan(),  # {entries, explanation?}: the session's plan, a resumed one's too
         }
+
+    def _plan(self) -> dict[str, Any] | None:
+        keeper = self.app.part(PlanKeeper)
+        return plan_json(keeper.plan) if keeper is not None else None
 
     def _open_elicitations(self) -> list[dict[str, Any]]:
         part = mcp_of(self.app)

@@ -21,9 +21,11 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.styles import Style
 
+from ink.agent.events import PlanUpdate
 from ink.agent.tasks import cancel_and_wait
 from ink.app import App
 from ink.app.jobs import resume_note
+from ink.app.plan import PlanKeeper
 from ink.frontends.tui.asking import QuestionKeys
 from ink.frontends.tui.blocks import Block
 from ink.frontends.tui.commands import is_command, run_command, shorten_home
@@ -50,6 +52,7 @@ from ink.frontends.tui.panels import (
 )
 from ink.frontends.tui.pastes import Pastes
 from ink.frontends.tui.pausing import PAUSED_HINT, status_state, toggle_pause
+from ink.frontends.tui.plan import plan_fragments, plan_rows, showing
 from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
@@ -130,6 +133,8 @@ class TuiApp:
                 has_picker=lambda: self.rewind.is_open,
                 palette=lambda: self.palette.fragments(self._width()),  # type: ignore[arg-type,return-value]
                 has_palette=lambda: self.palette.is_open,
+                plan=lambda: plan_fragments(self._plan(), self._width()),
+                has_plan=lambda: showing(self._plan()),
             ),
             key_bindings=merge_key_bindings(
                 [
@@ -303,13 +308,17 @@ class TuiApp:
         editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
         queue = min(len(self._view.queue), QUEUE_ROWS) + 1 if self._view.queue else 0
         question = _rows(self._question()) if self._view.questions else 0
-        menu = self.palette.rows()
+        menu = self.palette.rows() + plan_rows(self._plan())
         rows = max(2, size.rows - editor - queue - question - menu - 4)  # the rule, the status, one spare
         return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
 
     def _question(self) -> StyleAndTextTuples:
         rows = self.questions.rows_for(self.app.output.get_size().rows)
         return self.questions.fragments(self._width(), rows)  # type: ignore[return-value]
+
+    def _plan(self) -> PlanUpdate | None:
+        keeper = self._core.part(PlanKeeper)
+        return keeper.plan if keeper is not None else None
 
     def _queue(self) -> StyleAndTextTuples:
         return queue_fragments(self._view.queue, self._width())  # type: ignore[return-value]

@@ -1,4 +1,4 @@
-"""The screen below the scrollback: live area, permission question, queue panel, rule, input, status.
+"""The screen below the scrollback: live area, permission question, plan, queue panel, rule, input, status.
 
 Not full screen: prompt_toolkit draws these few rows under the last printed line, and the terminal keeps
 its own scrollback above them.
@@ -33,9 +33,12 @@ def build_layout(
     has_picker: Callable[[], bool] = lambda: False,
     palette: Fragments = list,
     has_palette: Callable[[], bool] = lambda: False,
+    plan: Fragments = list,
+    has_plan: Callable[[], bool] = lambda: False,
 ) -> Layout:
     """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``; ``palette``:
-    the menu of commands, values and files (frontends/tui/palette.py), right above the input."""
+    the menu of commands, values and files (frontends/tui/palette.py), right above the input; ``plan``:
+    the model's checklist (frontends/tui/plan.py), above the queue while ``has_plan``."""
 
     def prefix(line: int, wrap: int) -> StyleAndTextTuples:
         return [("class:prompt", "› " if line == 0 and wrap == 0 else "  ")]
@@ -53,6 +56,7 @@ def build_layout(
                 _panel(live),
                 ConditionalContainer(_panel(question), filter=Condition(has_question)),
                 ConditionalContainer(_panel(picker), filter=Condition(has_picker)),
+                ConditionalContainer(_panel(plan), filter=Condition(has_plan)),
                 ConditionalContainer(_panel(queue), filter=Condition(has_queue)),
                 ConditionalContainer(_panel(palette), filter=Condition(has_palette)),
                 Window(height=1, char="─", style="class:rule"),

@@ -33,6 +33,7 @@ class Theme(msgspec.Struct, frozen=True):
 _COMMON = {
     "tool.mark": "ansicyan",
     "tool.agent.open": "bold",
+    "plan.in-progress": "bold",
     "queue.steer": "ansicyan",
     "queue.follow_up": "ansimagenta",
     "question.title": "bold ansiyellow",
@@ -57,6 +58,9 @@ _GREY_PARTS = {
     "tool.output": "soft",
     "tool.agent": "soft",
     "queue.title": "soft",
+    "plan.title": "soft",
+    "plan.completed": "faint",
+    "plan.done": "faint",
     "diff.context": "faint",
     "status.idle": "soft",
     "status.info": "soft",
