@@ -244,3 +244,22 @@ def test_a_claude_hook_waits_for_approval_then_runs_as_claude_code_runs_it(
     assert not (work / "wiped").exists()
     [(_, refused)] = fake_server.requests[1].tool_results()
     assert "Blocked: rm -rf" in refused
+
+
+def test_a_mcp_json_server_awaits_approval_like_an_ink_project_server(tmp_path: Path) -> None:
+    from tests.cli.inkproc import run_ink
+    from tests.mcp_tools.servers import SERVER
+
+    work = tmp_path / "repo"
+    (work / ".git").mkdir(parents=True)
+    write(work / ".mcp.json", json.dumps({"mcpServers": {"t": {"command": PY, "args": [SERVER, "stdio"]}}}))
+    env = ink_env(tmp_path)
+    listed = run_ink(["mcp", "list"], env, work, timeout=180)
+    assert listed.returncode == 0, listed.stderr
+    [line] = [line for line in listed.stdout.splitlines() if line.startswith("t ")]
+    assert "needs_approval" in line and "ink mcp approve t" in line  # R40: nothing started before
+    assert f"  runs: {PY} {SERVER} stdio" in listed.stdout.splitlines()
+    approved = run_ink(["mcp", "approve", "t"], env, work)
+    assert approved.returncode == 0 and "approved t" in approved.stdout
+    again = run_ink(["mcp", "list"], env, work, timeout=180)
+    assert any(line.startswith("t  ready  stdio") for line in again.stdout.splitlines()), again.stdout

@@ -169,3 +169,28 @@ def test_mcp_tool_matchers_pick_a_servers_tools(
     assert "not this server" in results["m1"]  # mcp__t__.* matched the server's tool
     assert (marks / "bash").exists() and "not this server" not in results["b1"]  # not ink's bash
     assert not (marks / "other").exists()  # mcp__t__wipe and mcp__other__.* matched nothing called
+
+
+def test_a_claude_code_updated_input_in_its_field_names_redirects_a_write(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    # Claude Code's documented shape: hookSpecificOutput with hookEventName, permissionDecision and an
+    # updatedInput in Claude Code's field names (file_path): ink takes it back to its own (path), runs it
+    # as a new call judged again (R37), and tells the model what ran
+    redirect = """
+import json, sys
+event = json.load(sys.stdin)
+path = event["tool_input"]["file_path"]
+tool_input = dict(event["tool_input"], file_path=path.replace(".env", "env.example"))
+answer = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+          "permissionDecisionReason": "secrets stay out", "updatedInput": tool_input}
+print(json.dumps({"hookSpecificOutput": answer}))
+"""
+    hook = script(tmp_path, "redirect.py", redirect)
+    env = user_config(tmp_path, f'[[hooks.pre_tool]]\nmatcher = "Write"\ncommand = "{hook}"\n')
+    fake_server.script(call("write", {"path": ".env", "content": "KEY=1\n"}, id="w1"), say("ok"))
+    ran = run_ink(["-p", "go", *provider_args(fake_server, "openai")], env, project)  # ask mode
+    assert ran.returncode == 0, ran.stderr
+    assert (project / "env.example").read_text() == "KEY=1\n" and not (project / ".env").exists()
+    [(_, result)] = fake_server.requests[1].tool_results()
+    assert "a pre_tool hook changed this call's arguments" in result and "env.example" in result
