@@ -124,6 +124,9 @@ def _main(args: list[str], redactor: Redactor) -> int:
             settings = _with_sandbox_mode(settings)
         except SandboxRefused as exc:  # R39: a sandbox the user asked for never quietly turns into none
             return _fail(str(exc), 2)
+        problem = _budget_problem(settings)
+        if problem is not None:
+            return _fail(problem, 2)
     return _start(module_name, settings, invocation, redactor)
 
 
@@ -255,6 +258,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         deny=tuple(ns.deny or ()),
         model_path=ns.model_path,
         sandbox=ns.sandbox,
+        max_cost=ns.max_cost,
+        max_total_tokens=ns.max_tokens,
+        max_time=ns.max_time,
     )
     return load_settings(flags, os.environ, Path.cwd())
 
@@ -268,7 +274,7 @@ def _batch_settings(flags: list[str]) -> Settings | str:
         settings = _settings(_parser().parse_args([*flags, "-p", "-"]))
     except (UsageError, ConfigError) as exc:
         return str(exc)
-    problem = _preflight(settings)
+    problem = _preflight(settings) or _budget_problem(settings)
     return settings if problem is None else problem
 
 
@@ -276,6 +282,15 @@ def _preflight(settings: Settings) -> str | None:
     from ink.config import missing_key_problem
 
     return missing_key_problem(settings)
+
+
+def _budget_problem(settings: Settings) -> str | None:
+    """R45: a cost limit with a model whose prices are unknown is refused at start."""
+    if not settings.limits.cost_limited:
+        return None
+    from ink.run.budget import unpriced_problem
+
+    return unpriced_problem(settings.limits, settings.model)
 
 
 def _probe(settings: Settings) -> Any:
@@ -334,6 +349,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key", metavar="KEY", help="prefer the provider's environment variable")
     p.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
     p.add_argument("--max-iterations", metavar="N", type=_count, help="tool batches per run; 0: no limit")
+    p.add_argument("--max-cost", metavar="USD", type=_amount, help="what this ink may spend; 0: no limit")
+    p.add_argument("--max-tokens", metavar="N", type=_count, help="tokens it may use (in + out); 0: no limit")
+    p.add_argument("--max-time", metavar="SECONDS", type=_amount, help="time runs may take; 0: no limit")
     p.add_argument("--steering-mode", choices=TAKE_MODES, help="steer messages taken at once")
     p.add_argument("--follow-up-mode", choices=TAKE_MODES, help="follow-ups taken at once")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, help="what tools may do unasked")
@@ -346,6 +364,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-session", action="store_true", help="do not write a session file")
     p.add_argument("--debug", action="store_true", help="log to stderr, show tracebacks")
     return p
+
+
+def _amount(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number") from None
+    return value
 
 
 def _count(text: str) -> int:

@@ -28,10 +28,11 @@ Failure: TypeAlias = Literal[ErrorStop, "aborted"]
 an abort is an outcome, not an error (R18)."""
 FAILURES: tuple[Failure, ...] = get_args(Failure)
 
-LoopStop: TypeAlias = Literal["completed", "max_iterations", Failure]
-"""Why the loop returned: its work is done, it reached the batch limit (R28), or one of the failures."""
+LoopStop: TypeAlias = Literal["completed", "max_iterations", "budget", Failure]
+"""Why the loop returned: its work is done, it reached the batch limit (R28), a budget's limit (R45), or
+one of the failures."""
 
-RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "error"]
+RunStop: TypeAlias = Literal["completed", "aborted", "max_iterations", "budget", "error"]
 """``run_end.stopReason`` on the wire (CONTRACT): a refusal is reported as ``error``, with its text."""
 RUN_STOPS: tuple[RunStop, ...] = get_args(RunStop)
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ink.agent.abort import AbortSignal
+from ink.agent.budget import BudgetStop, RunBudget
 from ink.agent.events import Emit, InputTaken, Source, TakenInput
 from ink.agent.history import History
 from ink.agent.pause import PauseGate
@@ -143,6 +144,9 @@ class LoopSetup(msgspec.Struct, frozen=True):
     pause: PauseGate | None = None
     """Where the run holds while paused (R44), before each model call and before each tool call starts:
     the controller's gate; a sub-agent's is a child of its parent run's (``ink.agent.pause``)."""
+    budget: RunBudget | None = None
+    """Asked at the same safe points (R45): a limit used up ends the run there (``ink.agent.budget``);
+    a sub-agent's counts toward its parent's."""
 
 
 class RunError(msgspec.Struct, frozen=True):
@@ -174,6 +178,7 @@ class LoopResult(msgspec.Struct, frozen=True):
     batches: int
     tally: CancelTally = msgspec.field(default_factory=CancelTally)
     error: RunError | None = None
+    budget: BudgetStop | None = None  # the limit that ended the run (stop reason ``budget``)
 
     @classmethod
     def failed(cls, exc: BaseException, usage: Usage, batches: int, tally: CancelTally) -> LoopResult:
@@ -203,12 +208,19 @@ async def run_loop(
         source=setup.source,
         pause=setup.pause,
         joining=setup.joining,
+        budget=setup.budget,
     )
     usage = Usage()
     batches = stops = 0
 
-    def result(stop: LoopStop) -> LoopResult:
-        return LoopResult(stop, usage, batches, tools.tally)
+    def result(stop: LoopStop, over: BudgetStop | None = None) -> LoopResult:
+        return LoopResult(stop, usage, batches, tools.tally, budget=over)
+
+    def hand_back(pending: Sequence[PendingInput], over: BudgetStop) -> LoopResult:
+        """R45: the budget is used up; input the run took goes back to the user with the queue."""
+        if pending:
+            source.refused([item.input_id for item in pending])
+        return result("budget", over)
 
     async def commit(pending: Sequence[PendingInput]) -> bool:
         context = ""
@@ -228,6 +240,8 @@ async def run_loop(
             history.append(UserMessage(context, kind="context"))
         return bool(pending)
 
+    if first_input and (over := _over_budget(setup)) is not None:
+        return hand_back(first_input, over)  # a session's budget used up: not a word to the model
     if first_input and not await commit(first_input):
         return result("completed")  # the prompt hook held every input back: there is nothing to answer
     skip_steer_poll = False
@@ -238,6 +252,8 @@ async def run_loop(
             await setup.pause.hold(signal, emit, "model_call")  # queued meanwhile goes with this call
             if signal.aborted:
                 return result("aborted")
+        if (over := _over_budget(setup)) is not None:  # R45: the next safe point
+            return result("budget", over)
         if not skip_steer_poll:
             await commit(source.take_steering())  # R9 (a)
         skip_steer_poll = False
@@ -258,6 +274,9 @@ async def run_loop(
             continue
         if signal.aborted:  # landed while the reply finished: queued input must not be taken now
             return result("aborted")
+        if (over := _over_budget(setup)) is not None:  # the work is done; what is queued goes back
+            pending = [*source.take_steering(), *source.take_follow_ups()]
+            return hand_back(pending, over) if pending else result("completed")
         # R11: the would-end point: steer first, then follow-up, else completed. R12: skip next poll.
         skip_steer_poll = await commit(source.take_steering()) or await commit(source.take_follow_ups())
         if skip_steer_poll:
@@ -267,6 +286,10 @@ async def run_loop(
             return result("completed")
         history.append(UserMessage(objection, kind="context"))
         stops += 1
+
+
+def _over_budget(setup: LoopSetup) -> BudgetStop | None:
+    return setup.budget.reached() if setup.budget is not None else None
 
 
 async def _stop_objection(setup: LoopSetup, stops: int, signal: AbortSignal) -> str | None:

@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from ink.agent.abort import AbortSignal
 from ink.agent.before_tool import check_call
+from ink.agent.budget import NOT_EXECUTED, RunBudget
 from ink.agent.events import Emit, Source, ToolCancelling, ToolEnd, ToolRunning, ToolSettled, ToolStart
 from ink.agent.history import History, HistoryView
 from ink.agent.live import LiveOutput
@@ -86,6 +87,7 @@ class ToolScheduler:
         source: Source | None = None,
         pause: PauseGate | None = None,
         joining: Callable[[], Sequence[Tool]] | None = None,
+        budget: RunBudget | None = None,
     ) -> None:
         self._tools = {t.spec.name: t for t in tools}
         self._joining = joining  # tools that joined the session after the run started (LoopSetup.joining)
@@ -98,6 +100,7 @@ class ToolScheduler:
         self._history = history if history is not None else History()
         self._source = source
         self._pause = pause
+        self._budget = budget
         self._hook_lock = asyncio.Lock()
         self.tally = CancelTally()
 
@@ -145,13 +148,11 @@ class ToolScheduler:
 
     async def _run_alone(self, call: ToolCall) -> ToolResult:
         self._emit(ToolStart(call.id, call.name, call.arguments))
-        checked = self._not_started(call) if await self._hold() else await self._check(call)
+        checked = await self._blocked(call) or await self._check(call)
         if isinstance(checked, ToolResult):
             result = checked
-        elif await self._hold():
-            result = self._not_started(call)
         else:
-            result = await self._execute(call, *checked)
+            result = await self._blocked(call) or await self._execute(call, *checked)
         self._emit(ToolEnd(call.id, result))
         return result
 
@@ -172,24 +173,29 @@ class ToolScheduler:
 
     async def _run_in_group(self, call: ToolCall, slots: asyncio.Semaphore) -> tuple[ToolResult, bool]:
         """The call's result, and whether it was announced at ``tool_settled`` (so shown already)."""
-        checked = self._not_started(call) if await self._hold() else await self._check(call)
+        checked = await self._blocked(call) or await self._check(call)
         if isinstance(checked, ToolResult):
             return checked, False  # R4: no tool_running, no tool_settled
         async with slots:
-            if await self._hold():
-                return self._not_started(call), False
+            blocked = await self._blocked(call)
+            if blocked is not None:
+                return blocked, False
             self._emit(ToolRunning(call.id))
             result = await self._execute(call, *checked)
         self._emit(ToolSettled(call.id, result))  # R6: shown here, seen by the model after the batch
         return result, True
 
-    async def _hold(self) -> bool:
-        """R44: while the run is paused, a call that has not started waits here: before its checks (no
-        hook runs, no question is asked) and again before it runs (a question answered meanwhile).
-        Returns whether the run was aborted (the call then never starts)."""
+    async def _blocked(self, call: ToolCall) -> ToolResult | None:
+        """A call's safe point, before its checks (no hook runs, no question is asked) and again before
+        it runs (a question answered meanwhile). While the run is paused it waits here (R44). The
+        result of a call that must not start: the run was aborted (R19), or its budget is used up (R45);
+        None: go on."""
         if self._pause is not None and self._pause.holding:
             await self._pause.hold(self._signal, self._emit, "tool_call")
-        return self._signal.aborted
+        if self._signal.aborted:
+            return self._not_started(call)
+        over = self._budget.reached() if self._budget is not None else None
+        return _error(call, NOT_EXECUTED.format(stop=over)) if over is not None else None
 
     def _not_started(self, call: ToolCall) -> ToolResult:
         """The result of a call the abort stopped before it started (R19, R34)."""

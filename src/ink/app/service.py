@@ -43,6 +43,7 @@ from ink.vocabulary import InputMode, TakeMode
 if TYPE_CHECKING:
     from ink.ai.messages import ToolImage
     from ink.rewind import SessionCheckpoints
+    from ink.run.budget import Budget
     from ink.store import SessionHandle, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class App:
         sandbox: Sandbox | None = None,
         spared: list[Callable[[], Sequence[ProcessEntry]]] | None = None,
         jobs: JobRegistry | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.setups = setups  # the settings, the tool registry: what each run's set-up is made of
         self.controller = controller
@@ -88,6 +90,7 @@ class App:
         # processes a part keeps for the app's whole life (the run's reaper spares them)
         self.spared = spared if spared is not None else []
         self.jobs = jobs or JobRegistry(kill_delay=setups.settings.kill_delay)  # R43: the session's
+        self.budget = budget  # R45: the limits and what was used (None: no limit set)
         self._job_scratch = scratch_folder(setups.settings.ink_home)  # their output without a session file
         enter_session(self.jobs, self.current_session.handle, self._job_scratch)
         self.current_session.on_switch(lambda handle: enter_session(self.jobs, handle, self._job_scratch))
@@ -179,8 +182,12 @@ class App:
     def switch_model(self, model: str, provider: str | None = None) -> None:
         """Later runs use ``model`` (of ``provider``, default: the current one); a run going on keeps
         its model (R13: a run is given its set-up once, at its start). The hooks, tools and permission
-        checks stay as they are. Raises ``ValueError`` for an unknown provider."""
+        checks stay as they are. Raises ``ValueError`` for an unknown provider, or a model without known
+        prices under a cost limit (R45: its cost could not be kept)."""
         settings = settings_for(self.settings, model, provider)
+        problem = self.budget.model_problem(settings.model) if self.budget is not None else None
+        if problem is not None:
+            raise ValueError(f"not switched to {settings.model}: {problem}")
         self.setups.use(settings)
         if self.session is not None:
             self.session.record_model_change(settings.model, settings.provider)

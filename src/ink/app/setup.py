@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from ink.agent.budget import RunBudget
 from ink.agent.loop import LoopSetup, PromptHook, StopHook
 from ink.agent.scheduler import SchedulerSettings
 from ink.agent.tasks import Tasks
@@ -72,6 +73,7 @@ class RunHooks(msgspec.Struct, frozen=True):
     on_stop: StopHook | None = None
     tasks: Tasks = msgspec.field(default_factory=Tasks)
     notes: Callable[[], str] | None = None  # told to the model before a request (a background job ended)
+    budget: RunBudget | None = None  # R45: the limits every run is checked against (ink.run.budget)
 
 
 class RunSetups:
@@ -166,6 +168,7 @@ class RunSetups:
             joining=registry.joined_after(len(registry.tools)),
             tasks=hooks.tasks,
             notes=hooks.notes,
+            budget=hooks.budget,
         )
 
     def _keeper(self, prompt: str) -> Compactor:

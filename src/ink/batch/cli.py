@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
         ("--model", "NAME", "model"),
         ("--base-url", "URL", "service URL"),
         ("--max-iterations", "N", "tool batches per run"),
+        ("--max-cost", "USD", "what each task's run may spend (R45; a task's maxCostUsd wins)"),
+        ("--max-tokens", "N", "tokens each task's run may use (a task's maxTokens wins)"),
+        ("--max-time", "SECONDS", "time each task's run may take, its tools' included (maxSeconds)"),
         ("--permission-mode", "MODE", "ask (default: asks are refused), accept-edits or yolo"),
     ):
         p.add_argument(flag, metavar=meta, help=text)
@@ -127,9 +130,10 @@ def _prepare(ns: argparse.Namespace, check_settings: SettingsCheck) -> tuple[lis
             f"{results.path} already has results: add --resume to continue it, or pick another --out"
         )
     flags: list[str] = []
-    for name in ("provider", "model", "base_url", "max_iterations", "permission_mode"):
+    for name in ("provider", "model", "base_url", "max_iterations", "max_cost", "max_tokens", "max_time"):
         value = getattr(ns, name)
         flags += [f"--{name.replace('_', '-')}", str(value)] if value is not None else []
+    flags += ["--permission-mode", ns.permission_mode] if ns.permission_mode is not None else []
     flags += [f for rule in ns.allow for f in ("--allow", rule)]
     flags += [f for rule in ns.deny for f in ("--deny", rule)]
     sandbox = _sandbox(check_settings, flags, ns.sandbox)

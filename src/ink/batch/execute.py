@@ -36,7 +36,7 @@ from ink.tools.shell import run_process
 INTERRUPT_GRACE = 30.0  # the run's own abort: R20's 10 s grace plus kill delays, with room
 STEP_TIMEOUT = 600.0  # setup and check
 READ_DRAIN_SECONDS = 10.0  # reading the rest of the run's output after it exited
-CLEAN_EXITS = {0, 1, 2, 3, 130, 143}  # ink -p's documented statuses; anything else is a crash
+CLEAN_EXITS = {0, 1, 2, 3, 4, 5, 130, 143}  # ink -p's documented statuses; anything else is a crash
 _STDERR_TAIL = 4000
 
 
@@ -199,6 +199,12 @@ def child_argv(task: Task, root: Path, options: RunOptions) -> list[str]:
         flags += [flag, value] if value is not None else []
     if o.max_iterations is not None:
         flags += ["--max-iterations", str(o.max_iterations)]
+    for flag, amount in (
+        ("--max-cost", o.max_cost_usd),
+        ("--max-tokens", o.max_tokens),
+        ("--max-time", o.max_seconds),
+    ):
+        flags += [flag, str(amount)] if amount is not None else []  # R45: the task's, after the batch's
     for rule in o.allow:
         flags += ["--allow", rule]
     for rule in o.deny:

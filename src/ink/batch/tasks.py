@@ -24,7 +24,8 @@ MAX_LINE_BYTES = 1 << 20
 MAX_TASKS = 100_000
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # ids name files and directories
 _TEXT_FIELDS = ("id", "prompt", "repo", "rev", "setup", "check", "model", "provider", "permissionMode")
-_KNOWN = {*_TEXT_FIELDS, "maxIterations", "allow", "deny", "timeoutSeconds"}
+_LIMITS = ("maxCostUsd", "maxTokens", "maxSeconds")  # R45: the task's budget (ink -p's --max-*)
+_KNOWN = {*_TEXT_FIELDS, "maxIterations", "allow", "deny", "timeoutSeconds", *_LIMITS}
 _REQUIRED = ("id", "prompt", "repo")
 
 
@@ -42,6 +43,9 @@ class Overrides(msgspec.Struct, frozen=True):
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     timeout_seconds: float | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_seconds: float | None = None
 
 
 class Task(msgspec.Struct, frozen=True):
@@ -142,6 +146,9 @@ def _overrides(obj: dict[str, Any]) -> Overrides:
         allow=_rules(obj, "allow"),
         deny=_rules(obj, "deny"),
         timeout_seconds=_seconds(obj, "timeoutSeconds"),
+        max_cost_usd=_amount(obj, "maxCostUsd"),
+        max_tokens=_count(obj, "maxTokens"),
+        max_seconds=_amount(obj, "maxSeconds"),
     )
 
 
@@ -160,6 +167,15 @@ def _seconds(obj: dict[str, Any], name: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e7:
         raise TaskFileError(f"{name!r} must be a number of seconds > 0")
+    return float(value)
+
+
+def _amount(obj: dict[str, Any], name: str) -> float | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e12:
+        raise TaskFileError(f"{name!r} must be a number >= 0 (0: no limit)")
     return float(value)
 
 

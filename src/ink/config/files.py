@@ -131,6 +131,9 @@ def _checked(path: Path, text: str, data: dict[str, Any]) -> ConfigFile:
         if name == "sandbox":
             result.sandbox.update(_check_sandbox(path, text, value))
             continue
+        if name == "limits":
+            result.tables.update(_check_limits(path, text, value))
+            continue
         result.top[name] = Located(_check(TOP_KEYS, name, value, where, "top level"), where)
     return result
 
@@ -177,6 +180,19 @@ def _check_table(path: Path, text: str, name: str, value: Any) -> dict[str, Loca
         where = f"{path}:{_line_of(text, (name,), key)}"
         checked[key] = Located(_check(TABLE_KEYS[name], key, item, where, f"[{name}] table"), where)
     return checked
+
+
+def _check_limits(path: Path, text: str, value: Any) -> dict[str, dict[str, Located]]:
+    from ink.config.limits import check_limits_table  # only a file with [limits] pays for it
+
+    def where(table: tuple[str, ...], key: str) -> str:
+        return f"{path}:{_line_of(text, table, key)}"
+
+    try:
+        tables = check_limits_table(value, where)
+    except ConfigError as exc:
+        raise ConfigError(f"config error: {exc} — {FIX}") from None
+    return {name: {key: Located(*found) for key, found in table.items()} for name, table in tables.items()}
 
 
 def _check_sandbox(path: Path, text: str, value: Any) -> dict[str, tuple[Any, str]]:

@@ -45,6 +45,7 @@ from ink.config.keys import (
     ThinkingLevel,
     check_base_url,
 )
+from ink.config.limits import LimitSettings, resolve_limits
 from ink.config.notify import NotifySettings, resolve_notify
 from ink.config.project import find_project_file, read_project_file
 from ink.config.rules import RuleText, parse_rule
@@ -94,6 +95,9 @@ class Flags(msgspec.Struct, frozen=True):
     deny: tuple[str, ...] = ()  # --deny RULE, repeatable
     model_path: str | None = None  # --model-path FILE.gguf (with --provider local)
     sandbox: str | None = None  # --sandbox read-only|workspace-write|off
+    max_cost: float | None = None  # --max-cost USD: the session's cost limit (R45; 0: none)
+    max_total_tokens: int | None = None  # --max-tokens N: the session's token limit (not a reply's)
+    max_time: float | None = None  # --max-time SECONDS: the session's time limit
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -140,6 +144,7 @@ class Settings(msgspec.Struct, frozen=True):
     sandbox: SandboxSettings = SandboxSettings()  # [sandbox] and --sandbox (ink.config.sandbox)
     claude: bool = True  # [compat] claude: read Claude Code's files too (ink.config.claude)
     home: Path | None = None  # $HOME, whose ~/.claude is the user's (None: no home, no ~/.claude)
+    limits: LimitSettings = LimitSettings()  # [limits.session], [limits.run] and the flags (R45)
 
     def __repr__(self) -> str:
         """Every field but the secret ones: a settings object in a log or a traceback shows no key."""
@@ -196,6 +201,9 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     origins |= {"api_key": key.where if key else "unset", "session_dir": session_dir.where}
     servers = mcp_servers(user, project, found.servers if found else (), warnings)
     notify = resolve_notify(user, project, warnings)  # before ``warnings`` is frozen below
+    limits = resolve_limits(
+        _limit_flags(flags), user.tables if user else {}, project.tables if project else {}, warnings
+    )
     sandbox = resolve_sandbox(
         flags.sandbox, user.sandbox if user else {}, project.sandbox if project else {}, cwd, warnings
     )
@@ -238,7 +246,13 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         sandbox=sandbox,
         claude=claude,
         home=_home_dir(env),
+        limits=limits,
     )
+
+
+def _limit_flags(flags: Flags) -> dict[str, float | int | None]:
+    tokens = flags.max_total_tokens
+    return {"max_cost_usd": flags.max_cost, "max_tokens": tokens, "max_seconds": flags.max_time}
 
 
 def _claude_compat(user: ConfigFile | None, project: ConfigFile | None) -> bool:

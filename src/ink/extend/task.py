@@ -233,7 +233,8 @@ def _output(kind: AgentType, result: LoopResult, history: History, signal: Abort
             is_error=True,
             interrupted=True,
         )
-    why = str(result.error) if result.error is not None else result.stop_reason.replace("_", " ")
+    cause = result.error or result.budget  # a budget used up (R45) says which limit
+    why = str(cause) if cause is not None else result.stop_reason.replace("_", " ")
     return ToolOutput(
         f"The {kind.name} sub-agent did not finish ({why}). Its work so far:\n\n{work}", is_error=True
     )

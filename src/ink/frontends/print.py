@@ -10,6 +10,8 @@ Exit statuses:
     3    the run stopped at --max-iterations: not a failure, but not a finished answer either
     4    the answer was cut off by the model's output token limit (``run_end.truncated``): printed, but
          not whole
+    5    the run stopped at a budget limit (--max-cost, --max-tokens, --max-time, [limits]; R45): what the
+         model wrote last is printed, but the task was not finished
     130  interrupted (SIGINT); a second SIGINT while the abort settles exits 130 at once (R21)
     141  stdout was closed by the reader (a pipe into ``head``): the run is aborted
     143  terminated (SIGTERM): aborted cleanly like an interrupt
@@ -28,10 +30,11 @@ from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
 from ink.ai.printable import printable
 from ink.ai.unicode import decode_bytes, sendable_text
 from ink.config import Invocation, Settings
-from ink.run.events import BangEnd, RunEnd, RunEvent, event_to_json
+from ink.run.budget import warning_text
+from ink.run.events import BangEnd, BudgetWarning, RunEnd, RunEvent, event_to_json
 from ink.wiring import NEW_SESSION, SessionChoice
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS, EXIT_TRUNCATED = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_ITERATIONS, EXIT_TRUNCATED, EXIT_BUDGET = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED = 130, 141, 143
 TERMINATED = "terminated"  # the abort reason SIGTERM gives
 
@@ -141,6 +144,8 @@ class _Printer:
                 self._note(f"retrying in {delay:.1f} s (attempt {attempt + 1}) after: {error}")
             case Notice(text=note, level="warning") if not self.json_lines:
                 self._note(f"warning: {note}")
+            case BudgetWarning() if not self.json_lines:
+                self._note(f"warning: {warning_text(event)}")
         self._write_json(event)
 
     def _write_json(self, event: RunEvent) -> None:
@@ -189,6 +194,11 @@ class _Printer:
                 "raise it with --max-iterations N (0: no limit)"
             )
             return EXIT_MAX_ITERATIONS
+        if end.stop_reason == "budget":
+            if not self.json_lines and self.answer:  # the model's last words, not a finished answer
+                self._write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
+            self._note(f"stopped at a budget limit before the task was finished: {end.budget}")
+            return EXIT_BUDGET
         if end.stop_reason == "aborted":
             self._report_abort(end)
             terminated = end.receipt is not None and end.receipt.reason == TERMINATED

@@ -133,3 +133,6 @@ class EventReducer:
 
     def plan_update(self, event: ev.PlanUpdate) -> None:
         pass
+
+    def budget_warning(self, event: ev.BudgetWarning) -> None:
+        pass

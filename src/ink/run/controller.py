@@ -450,7 +450,14 @@ class RunController:
         error = str(result.error) if result.error is not None else None
         refused = stop == "refused" or None
         end = RunEnd(
-            run_id, wire_stop(stop), restored, result.usage, error=error, receipt=receipt, refused=refused
+            run_id,
+            wire_stop(stop),
+            restored,
+            result.usage,
+            error=error,
+            receipt=receipt,
+            refused=refused,
+            budget=result.budget if stop == "budget" else None,
         )
         self._emit(end)
         return False

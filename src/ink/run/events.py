@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 
+from ink.agent.budget import BudgetKind, BudgetScope, BudgetStop
 from ink.agent.events import (
     AgentEvent,
     HoldPoint,
@@ -44,6 +45,7 @@ from ink.vocabulary import Decision, InputMode, RunStop
 # The loop's events too: a frontend reads every event it receives from this one module.
 __all__ = [
     "AgentEvent",
+    "BudgetStop",
     "HoldPoint",
     "InputTaken",
     "JobEnd",
@@ -119,8 +121,22 @@ class RunEnd(msgspec.Struct, frozen=True):
     receipt: AbortReceipt | None = None
     truncated: bool | None = None  # True: the run's last reply was cut by the model's output token limit
     refused: bool | None = None  # True: the ``error`` is the service refusing the reply (a content filter)
+    budget: BudgetStop | None = None  # stop reason ``budget``: the limit used up (R45)
     source: Source | None = None
     type: Literal["run_end"] = "run_end"
+
+
+class BudgetWarning(msgspec.Struct, frozen=True):
+    """R45: ``used`` reached 80 % of a limit (``kind`` cost in USD, tokens, or time in seconds) of the run
+    or the session (``scope``); said once per limit (a run limit: once per run). At 100 % the run ends at
+    its next safe point with stop reason ``budget``."""
+
+    kind: BudgetKind
+    scope: BudgetScope
+    used: float
+    limit: float
+    source: Source | None = None
+    type: Literal["budget_warning"] = "budget_warning"
 
 
 class QueueUpdate(msgspec.Struct, frozen=True):
@@ -240,6 +256,7 @@ ControllerEvent: TypeAlias = (
     | ElicitationResolved
     | JobStart
     | JobEnd
+    | BudgetWarning
 )
 RunEvent: TypeAlias = AgentEvent | ControllerEvent
 RunEventListener = Callable[[RunEvent], None]

@@ -6,6 +6,8 @@ prices makes the total's cost unknown (None), never a silent zero.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 from msgspec.structs import replace
 
@@ -29,6 +31,7 @@ class UsageTotals:
         # The calls this process made for the session (/cost): per model, and the sub-agents' share.
         self.models: dict[str, ModelUsage] = {}
         self.sub_agents = ModelUsage()
+        self.counters: list[Callable[[Usage, str], None]] = []  # told each call, priced (the budget)
 
     @property
     def session_cost(self) -> float | None:
@@ -54,6 +57,8 @@ class UsageTotals:
         self.models[model] = self.models.get(model, ModelUsage()).plus(usage)
         if sub_agent:
             self.sub_agents = self.sub_agents.plus(usage)
+        for counter in self.counters:
+            counter(usage, model)
 
     def new_session(self) -> None:
         self.session = Usage()

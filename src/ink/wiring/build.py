@@ -27,6 +27,7 @@ from ink.tools.processes import ProcessEntry, ProcessRegistry
 from ink.wiring.chain import before_tool_chain
 from ink.wiring.pieces import (
     ToolMaker,
+    build_budget,
     build_hooks,
     build_task_tool,
     build_tools,
@@ -82,8 +83,10 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
     chain = before_tool_chain(kept, limit, hooks if replaced is None else None, permission)
     agents, task = build_task_tool(settings, current)
     tools = (*(choices.get("tools") or build_tools)(settings, processes, sandbox, jobs=jobs), task)
-    seams = RunHooks(chain, *hook_seams(hooks, parts), tasks=tasks, notes=jobs.take_notes)
-    setups = RunSetups(settings, ToolRegistry(tools), seams, usage_totals(current), choices.get("provider"))
+    usage = usage_totals(current)
+    budget = build_budget(settings, usage, events)  # R45: None without limits
+    seams = RunHooks(chain, *hook_seams(hooks, parts), tasks=tasks, notes=jobs.take_notes, budget=budget)
+    setups = RunSetups(settings, ToolRegistry(tools), seams, usage, choices.get("provider"))
     spared: list[Callable[[], Sequence[ProcessEntry]]] = []  # processes a part keeps for the app's life
     controller = RunController(
         setups,
@@ -114,6 +117,7 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
         sandbox=sandbox,
         spared=spared,
         jobs=jobs,
+        budget=budget,
     )
 
 

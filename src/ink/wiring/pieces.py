@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ink.app.service import AppPart
     from ink.extend.hooks import HookSet
     from ink.rewind import SessionCheckpoints
+    from ink.run.budget import Budget
+    from ink.run.usage import UsageTotals
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,19 @@ def session_checkpoints(settings: Settings, events: EventHub, tasks: Tasks) -> S
     from ink.rewind import SessionCheckpoints  # with its git machinery: only when checkpoints are on
 
     return SessionCheckpoints(events.emit, tasks, settings.ink_home, settings.cwd)
+
+
+def build_budget(settings: Settings, usage: UsageTotals, events: EventHub) -> Budget | None:
+    """The limits of R45 (``[limits.*]``, ``--max-cost``...), counting what ``usage`` counts and the
+    runs' time from ``events``; None when no limit is set (then nothing is counted twice)."""
+    if not settings.limits:
+        return None
+    from ink.run.budget import Budget
+
+    budget = Budget(settings.limits, events.emit)
+    usage.counters.append(budget.count)
+    events.subscribe(budget.on_event)
+    return budget
 
 
 def build_task_tool(settings: Settings, session: CurrentSession) -> tuple[SubAgents, Tool]:

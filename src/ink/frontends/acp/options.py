@@ -76,7 +76,10 @@ def set_option(app: App, params: Mapping[str, Any]) -> str:
     if option == MODEL_OPTION:
         if value not in app.model_choices():
             raise BadOption(f"unknown model {value!r} (choices: {', '.join(app.model_choices())})")
-        app.switch_model(value)  # later runs; a run going on keeps its model (R13)
+        try:
+            app.switch_model(value)  # later runs; a run going on keeps its model (R13)
+        except ValueError as exc:  # a model without known prices under a cost limit (R45)
+            raise BadOption(str(exc)) from None
         return MODEL_OPTION
     if option == MODE_OPTION:
         set_mode(app, value)

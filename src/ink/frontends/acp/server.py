@@ -235,7 +235,10 @@ class AcpServer(StdioServer):
         model = _text_param(call.params, "modelId").strip()
         if not model:
             raise _invalid("modelId must not be blank")
-        session.app.switch_model(model)
+        try:
+            session.app.switch_model(model)
+        except ValueError as exc:  # a model without known prices under a cost limit (R45)
+            raise _invalid(str(exc)) from None
         session.update_config(config_options(session.app))
         return {}
 

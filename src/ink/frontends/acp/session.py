@@ -29,6 +29,7 @@ from ink.frontends.acp.subagents import SubAgentProgress
 from ink.frontends.acp.turns import Answer, PromptTurns, StopReason
 from ink.frontends.reducer import EventReducer
 from ink.run import events as ev
+from ink.run.budget import warning_text as budget_warning_text
 from ink.run.permissions import UnknownRequest
 from ink.vocabulary import ALLOWING, InputMode
 from ink.vocabulary import Answer as PermissionAnswer
@@ -178,6 +179,9 @@ class AcpSession(EventReducer):
         note = f"retrying in {event.delay_seconds:.1f} s (attempt {event.attempt + 1}): {event.error}"
         self._update(updates.thought_chunk(f"\n[{note}]\n"))
 
+    def budget_warning(self, event: ev.BudgetWarning) -> None:
+        self._update(updates.thought_chunk(f"\n[{budget_warning_text(event)}]\n"))
+
     def notice(self, event: ev.Notice) -> None:
         self._update(updates.thought_chunk(f"\n[{event.text}]\n"))
 
@@ -193,6 +197,8 @@ class AcpSession(EventReducer):
         stop = "refused" if event.refused else event.stop_reason
         if event.receipt is not None and event.receipt.message:  # a hook stopped the run: its stopReason
             self._update(updates.message_chunk(f"\n[stopped: {event.receipt.message}]\n"))
+        if event.budget is not None:  # R45: ends max_turn_requests, the user is told which limit
+            self._update(updates.message_chunk(f"\n[stopped at a budget limit: {event.budget}]\n"))
         self._send(self.turns.run_ended(stop, restored, finished, event.error))
         self._last_reply_stop = ""
         running = event.receipt.jobs_running if event.receipt is not None else ()

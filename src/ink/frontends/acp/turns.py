@@ -29,6 +29,7 @@ StopReason: TypeAlias = Literal["end_turn", "max_tokens", "max_turn_requests", "
 RUN_STOPS: dict[str, StopReason] = {
     "completed": "end_turn",
     "max_iterations": "max_turn_requests",
+    "budget": "max_turn_requests",  # R45: a limit of the user's, as the turn limit is
     "aborted": "cancelled",
     "refused": "refusal",  # the wire's ``error`` with ``refused``: the service refused, nothing failed
 }

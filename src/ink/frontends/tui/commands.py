@@ -1,5 +1,5 @@
 """Slash commands: ``/help``, ``/model``, ``/modes``, ``/clear``, ``/quit``, ``/sessions``, ``/resume``,
-``/compact``, ``/mcp``, ``/rewind``, ``/jobs``, ``/pause``, ``/cost``, ``/status``, ``/config``,
+``/compact``, ``/mcp``, ``/rewind``, ``/jobs``, ``/pause``, ``/budget``, ``/cost``, ``/status``, ``/config``,
 ``/permissions`` (info_commands.py, permissions_view.py), ``/init`` (project_init.py). Each prints
 what it did into the scrollback; none keeps run-control state of its own.
 
@@ -19,6 +19,7 @@ from ink.app.jobs import resume_note
 from ink.config.commands import CustomCommand
 from ink.frontends.tui.agentcontrol import agents_command
 from ink.frontends.tui.blocks import Block
+from ink.frontends.tui.budget import budget_block
 from ink.frontends.tui.folds import header
 from ink.frontends.tui.jobs import jobs_command
 from ink.frontends.tui.keys import KEYS
@@ -124,7 +125,11 @@ def _model(host: CommandHost, args: str) -> None:
         head = f"model: {core.settings.model} ({core.settings.provider}); change it with /model NAME"
         host.view.print(Block("output", "\n".join([head, *lines])))
         return
-    core.switch_model(args)  # the hooks, tools and checks stay as they are: only the model changes
+    try:
+        core.switch_model(args)  # the hooks, tools and checks stay as they are: only the model changes
+    except ValueError as exc:  # a model without known prices under a cost limit (R45)
+        say(host, str(exc), "error")
+        return
     later = " from the next run on" if core.controller.state == "running" else ""
     say(host, f"model: {core.settings.model}{later}")
 
@@ -328,6 +333,11 @@ def _jobs(host: CommandHost, args: str) -> None:
     jobs_command(host.core.jobs, host.view.print, args)
 
 
+def _budget(host: CommandHost, args: str) -> None:
+    """``/budget``: what the session and the run used of each limit (R45)."""
+    host.view.print(budget_block(host.core.budget))
+
+
 def _pause(host: CommandHost, args: str) -> None:
     """``/pause``: as Ctrl+S, pause the run at its next safe point or resume it (R44)."""
     block = toggle_pause(host.core.controller)
@@ -353,6 +363,7 @@ COMMANDS: dict[str, Command] = {
         Command("expand", "/expand N", "show tool result N of /folds whole", _expand),
         Command("mcp", "/mcp [approve NAME|answer ...]", "MCP servers, their state and tools", _mcp),
         Command("rewind", "/rewind", "undo files and/or conversation to before an input (Esc Esc)", _rewind),
+        Command("budget", "/budget", "what the session and the run used of their limits", _budget),
         Command("pause", "/pause", "pause the run at its next safe point; again: resume (ctrl+s)", _pause),
         Command("agents", "/agents [N|VERB]", "sub-agents: pick one; stop, steer, pause, resume it", _agents),
         Command("jobs", "/jobs [ID|kill ID]", "background jobs: list, read one's output, kill one", _jobs),

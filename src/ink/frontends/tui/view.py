@@ -20,7 +20,7 @@ from msgspec.structs import replace
 from ink.agent.tool import CallDescription, Tool, describe_call
 from ink.ai.messages import ToolResult
 from ink.frontends.reducer import EventReducer
-from ink.frontends.tui import jobs, pausing
+from ink.frontends.tui import budget, jobs, pausing
 from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
 from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
@@ -209,6 +209,9 @@ class EventView(EventReducer):
     def elicitation_resolved(self, event: ev.ElicitationResolved) -> None:
         self._printed.append(Block("info", f"the MCP server's question: {event.action}", "dim"))
 
+    def budget_warning(self, event: ev.BudgetWarning) -> None:
+        self._printed.append(budget.warning_block(event))
+
     def run_paused(self, event: ev.RunPaused) -> None:
         self._printed.append(pausing.paused_block(event))
 
@@ -350,6 +353,8 @@ class EventView(EventReducer):
             self._printed.append(
                 Block("warning", "stopped at the limit of tool batches (max_iterations); `continue` goes on")
             )
+        elif event.stop_reason == "budget":
+            self._printed.append(budget.stopped_block(event))
 
     def sub_agent(self, event: ev.RunEvent) -> None:
         """R7: a sub-agent's work shows on its nested line under its task call; its questions ask like
