@@ -6,9 +6,10 @@ every run keeps the run-control guarantees of a single one: a time limit or Ctrl
 user would (R17-R19, its receipt recorded), and every process it started is ended (R35).
 
     tasks.py      the task file: parsing and per-task overrides
-    workspace.py  copying or checking out a repository; the diff, from a shadow git store
+    copying.py    a local repository's copy: regular files, folders and symlinks, in a budget, stoppable
+    workspace.py  copying or checking out a repository; the diff (git's bytes), from a shadow git store
     execute.py    one task from workspace to verdict (used unchanged by both backends)
-    results.py    results.jsonl, --resume, the summary table
+    results.py    results.jsonl (which line counts), sessions/ and diffs/, --resume, the summary table
     local.py      ``--jobs N`` on this machine
     ray_backend.py ``--ray auto|ADDRESS`` (Ray is imported only here)
     progress.py   the live progress line
