@@ -19,10 +19,13 @@ from tests.cli.inkproc import run_ink
 from tests.rpc.client import RpcClient
 from tests.waiting import poll_until
 
-pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]  # a model on a busy two-core machine
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(2400)]  # a model on a busy two-core machine
 LOCAL = ["--provider", "local", "--no-session", "--permission-mode", "yolo"]
 TOOL_PROMPT = 'Reply with exactly this and nothing else: <tool_call>\n{"name": "ls", "arguments": {"path": "."}}\n</tool_call>'  # noqa: E501
-STARTUP = 300.0  # loading plus the first prompt (ink's system prompt) on a busy two-core machine
+# Loading plus the first prompt: ink's system prompt (~3,800 tokens with every tool) took 4.5 min to
+# evaluate on a two-core machine with two CPU hogs and other suites beside it (a loaded CI run). A bound
+# that only a hang reaches: a model's pace is the machine's, and is measured in bench/, not here.
+STARTUP = 900.0
 
 
 def _events(stdout: str) -> list[dict]:
