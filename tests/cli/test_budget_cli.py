@@ -103,7 +103,9 @@ def test_R45_a_switch_to_an_unpriced_model_is_refused_under_a_cost_limit(
     with RpcClient.start(flags, ink_env(tmp_path), project) as ink:
         reason = ink.fail("set_model", model="my-own-model")
         assert "not switched to my-own-model" in reason and "known prices" in reason
-        assert ink.ok("get_state")["model"] == "gpt-4.1"
+        state = ink.ok("get_state")
+        assert state["model"] == "gpt-4.1"
+        assert state["budget"] == [{"scope": "session", "kind": "cost", "used": 0.0, "limit": 2.0}]
         assert ink.ok("set_model", model="gpt-4.1-mini")["model"] == "gpt-4.1-mini"
 
 

@@ -143,6 +143,16 @@ class Budget:
             return None
         return unpriced_problem(self.limits, model)
 
+    def state(self) -> list[dict[str, object]]:
+        """Each limit set, with what was used (None: unknown): RPC ``get_state.budget``."""
+        found: list[dict[str, object]] = []
+        for scope, span, limits in self._scopes():
+            for kind in KINDS:
+                limit = _limit(limits, kind)
+                if limit is not None:
+                    found.append({"scope": scope, "kind": kind, "used": span.used(kind)[0], "limit": limit})
+        return found
+
     def report(self) -> list[tuple[str, str]]:
         """Each scope and kind with what it used and its limit: ``("run cost", "$0.42 of $1.00 (42 %)")``
         (``/budget``)."""

@@ -104,6 +104,7 @@ class Handlers:
             "paused": controller.paused,  # R44: nothing new of the run starts until resume
             "held": controller.held,  # paused, and waiting at a safe point now
             "pausedAgents": self.app.agents.paused(),
+            "budget": self.app.budget.state() if self.app.budget is not None else [],  # R45
             "sandbox": self.app.sandbox.mode,  # what commands run in (R41): read-only|workspace-write|off
             "permissionRequests": [to_json(q) for q in controller.permissions.open_questions()],
             "elicitationRequests": self._open_elicitations(),
