@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from ink.agent.events import Notice
+from ink.app.plan import PlanKeeper
 from ink.config import Flags, Settings, load_settings
 from ink.run.events import RunEnd, RunEvent
 from ink.wiring import App, AppPart, AppStartError, open_app
@@ -51,7 +52,8 @@ async def test_parts_start_in_order_and_close_in_reverse(tmp_path: Path) -> None
     parts = [Recorder("a", journal), Recorder("b", journal)]
     async with open_app(settings(tmp_path, base_url="http://127.0.0.1:9/v1"), parts=parts) as app:
         journal.append("use")
-        assert app.parts == (app.checkpoints, *parts) and app.part(Recorder) is parts[0]  # its own first
+        own = (app.checkpoints, app.part(PlanKeeper))  # the app's own parts first, then the frontend's
+        assert app.parts == (*own, *parts) and app.part(Recorder) is parts[0]
     assert journal == ["prepare a", "prepare b", "start a", "start b", "use", "close b", "close a"]
 
 
