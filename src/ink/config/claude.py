@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec.structs import replace
@@ -28,10 +28,13 @@ from ink.config.errors import ConfigError
 from ink.config.files import MAX_CONFIG_BYTES
 from ink.config.hooks import MAX_TIMEOUT, HookEvent, HookSpec
 from ink.config.matchers import MatcherError, check_matcher
-from ink.config.mcp import McpServerSpec, check_mcp
 from ink.config.project import find_in_project, untrusted_file
 from ink.config.rules import RuleText, parse_rule
 from ink.regular_file import read_regular
+
+if TYPE_CHECKING:
+    # Only a project with a .mcp.json pays for the MCP settings module (start-up imports nothing of MCP).
+    from ink.config.mcp import McpServerSpec
 
 HOOK_EVENTS: dict[str, HookEvent] = {
     "PreToolUse": "pre_tool",
@@ -257,6 +260,8 @@ def claude_rule(effect: str, text: object, where: str) -> RuleText | None:
 def _servers(path: Path, data: Mapping[str, Any], warnings: list[str]) -> tuple[McpServerSpec, ...]:
     """``mcpServers``: ``{command, args, env}`` or ``{type: "http", url, headers}``, as ``[mcp.servers]``
     servers of the project (started only once approved, R40)."""
+    from ink.config.mcp import check_mcp
+
     table = data.get("mcpServers")
     if not isinstance(table, dict):
         if table is not None:
