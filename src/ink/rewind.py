@@ -31,8 +31,9 @@ import msgspec
 
 from ink.agent.abort import AbortSignal
 from ink.agent.events import Notice
-from ink.agent.tasks import Tasks
-from ink.agent.tool import ToolCallContext, ToolKind, kind_of
+from ink.agent.scheduler import NOT_STARTED
+from ink.agent.tasks import Tasks, cancel_and_wait
+from ink.agent.tool import Refusal, ToolCallContext, ToolKind, kind_of
 from ink.ai.messages import UserMessage
 from ink.checkpoints import ShadowError, shadow_repo_for
 from ink.checkpoints.keeper import Checkpoint, CheckpointLog, Checkpoints
@@ -212,12 +213,22 @@ class SessionCheckpoints:
         if self.current is not None:
             self.current.on_event(event)
 
-    async def gate(self, ctx: ToolCallContext) -> None:
+    async def gate(self, ctx: ToolCallContext) -> Refusal | None:
         """First step of the before-tool chain: a call that may change files waits for the pending
         checkpoint (the workspace before the input's work), so no tool changes a file before the
-        checkpoint that must hold it exists. It never refuses."""
-        if self.current is not None and kind_of(ctx.tool) not in LEAVES_FILES:
-            await self.current.passing()
+        checkpoint that must hold it exists. It refuses only when the run is aborted meanwhile (R17):
+        the wait is for a git that may be slow or blocked (a FIFO named ``.gitignore``), never the
+        abort's."""
+        if self.current is None or kind_of(ctx.tool) in LEAVES_FILES:
+            return None
+        passing = asyncio.ensure_future(self.current.passing())
+        aborted = asyncio.ensure_future(ctx.signal.wait_aborted())
+        try:
+            await asyncio.wait({passing, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (passing, aborted):  # the snapshot itself goes on: passing only waits for it
+                await cancel_and_wait(waiting)
+        return Refusal(NOT_STARTED) if ctx.signal.aborted else None
 
     async def changed_files(self, run_id: str) -> Sequence[str] | None:
         """The controller's hook for an abort's receipt (the run's end snapshot, taken before its

@@ -12,7 +12,7 @@ from pathlib import Path
 from ink.agent.abort import AbortSignal
 from ink.agent.events import InputTaken, TakenInput
 from ink.agent.tasks import Tasks
-from ink.agent.tool import ToolCallContext
+from ink.agent.tool import Refusal, ToolCallContext
 from ink.ai.messages import ToolCall
 from ink.checkpoints.keeper import CheckpointLog, Checkpoints
 from ink.checkpoints.shadow import ShadowRepo, Snapshot, ink_folders
@@ -105,7 +105,7 @@ async def test_only_calls_that_may_change_files_wait_for_the_pending_checkpoint(
     signal = AbortSignal()
     setup = harness.controller.setup
 
-    def gate(call: ToolCall) -> Awaitable[None]:
+    def gate(call: ToolCall) -> Awaitable[Refusal | None]:
         return part.gate(ToolCallContext(call, signal, setup))
 
     try:
@@ -118,6 +118,35 @@ async def test_only_calls_that_may_change_files_wait_for_the_pending_checkpoint(
         await bash
         checkpoint = part.current.get("in-1")
         assert checkpoint is not None and checkpoint.commit
+    finally:
+        repo.release.set()
+        await part.aclose()
+        await harness.aclose()
+
+
+async def test_an_abort_while_a_call_waits_for_its_checkpoint_refuses_the_call_at_once(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """R17, R34: the wait is for a snapshot that may be slow or blocked (git opening a FIFO named
+    ``.gitignore`` waits for a writer until its 300 s timeout, and a SIGTERM went unanswered all that
+    time): an abort does not wait for it. The call is refused as never started; the snapshot goes on."""
+    work = project(tmp_path / "work")
+    harness = Harness(fake_server, tools=default_tools(work, ProcessRegistry()))
+    part = SessionCheckpoints(harness.controller.emit, Tasks(), tmp_path / "inkhome", work)
+    repo = HeldRepo(tmp_path, work)
+    part.current = Checkpoints(repo, CheckpointLog.open(tmp_path / "inkhome", "s1"))
+    part.current.warm()
+    part.current.on_event(taken("in-1"))
+    signal = AbortSignal()
+    call = ToolCall("c1", "bash", {"command": "rm run.sh"})
+    try:
+        waiting = asyncio.ensure_future(part.gate(ToolCallContext(call, signal, harness.controller.setup)))
+        await asyncio.sleep(0)
+        assert not waiting.done()  # the snapshot is held
+        signal.abort("user")
+        refusal = await asyncio.wait_for(waiting, 30)  # a failure here, not a hang, if it waited on
+        assert isinstance(refusal, Refusal) and "before it started" in refusal.reason
+        assert (work / "run.sh").exists()
     finally:
         repo.release.set()
         await part.aclose()
