@@ -94,6 +94,40 @@ SPELLINGS = [
     'bash -c "$(echo zap x)"',
     'eval "$(echo zap x)"',
     "cat <(echo zap x) | sh",
+    # R37, red team: code bash runs that the parser does not show as a command
+    "echo ${x:-$(zap x)}",
+    "echo ${x:=`zap x`}",
+    "let 'n=a[$(zap x)]'",
+    "printf -v 'a[$(zap x)]' 1",
+    "read 'a[$(zap x)]' <<< 1",
+    "declare 'a[$(zap x)]=1'",
+    "test -v 'a[$(zap x)]'",
+    "trap 'zap x' EXIT",
+    "trap -- 'echo; zap x' ERR; false",
+    "eval trap \\'zap x\\' EXIT",
+    "history -s zap x; fc -s",
+    "hash -p {bin}/zap q; q x",
+    "shopt -s expand_aliases; alias q='zap'\nq x",
+    "bash -o errexit -c 'zap x'",
+    "bash +o posix -c 'zap x'",
+    "bash -O extglob -c 'zap x'",
+    "bash --rcfile /dev/null -c 'zap x'",
+    "printf 'zap x' | xargs -0 sh -c",
+    "xargs -d '\\n' bash -c <<< 'zap x'",
+    "xargs -I% sh -c % <<< 'zap x'",
+    "xargs --replace=Q sh -c Q <<< 'zap x'",
+    "export BASH_ENV=/dev/stdin; bash -c true <<< 'zap x'",
+    "env BASH_ENV=/dev/stdin bash -c true <<< 'zap x'",
+    "BASH_ENV=<(echo zap x) bash -c true",
+    "env -S'zap x'",
+    "env --split-string='zap x'",
+]
+# Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
+PROGRAM_SPELLINGS = [
+    "su -c 'echo; zap x'",
+    "script -qc 'echo; zap x' /dev/null",
+    "flock {bin}/lock -c 'echo; zap x'",
+    "valgrind -q zap x",
 ]
 HARMLESS = ["echo zap", "ls -la", "git status", "zapper x", "echo 'zap x'", "cat zap.txt", "grep -r zap ."]
 
@@ -144,6 +178,16 @@ def verdicts(sandbox: Path, command: str) -> tuple[str, str]:
 def test_every_spelling_bash_runs_is_refused(sandbox: Path, spelling: str) -> None:
     command = spelling.replace("{bin}", str(sandbox / "bin"))
     assert bash_runs_zap(sandbox, command), f"the oracle did not run it: {command!r}"
+    yolo, ask = verdicts(sandbox, command)
+    assert yolo == "deny", command
+    assert ask in ("deny", "ask"), command
+
+
+@pytest.mark.parametrize("spelling", PROGRAM_SPELLINGS)
+def test_programs_that_run_a_command_text_are_seen_through(sandbox: Path, spelling: str) -> None:
+    command = spelling.replace("{bin}", str(sandbox / "bin"))
+    if not bash_runs_zap(sandbox, command):
+        pytest.skip(f"this machine cannot run it: {command!r}")
     yolo, ask = verdicts(sandbox, command)
     assert yolo == "deny", command
     assert ask in ("deny", "ask"), command

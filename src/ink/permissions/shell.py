@@ -36,13 +36,21 @@ WRAPPERS = frozenset(
     {"env", "command", "builtin", "exec", "nohup", "nice", "time", "timeout", "sudo", "doas", "xargs",
      "stdbuf", "setsid", "ionice", "chronic", "watch", "flock", "unbuffer", "caffeinate", "find",
      "busybox", "taskset", "chrt", "strace", "ltrace", "runuser", "unshare", "nsenter", "firejail",
-     "systemd-run", "parallel"}
+     "systemd-run", "parallel", "valgrind", "numactl", "prlimit", "fakeroot", "faketime", "torsocks",
+     "proxychains", "proxychains4", "xvfb-run", "catchsegv", "dbus-run-session"}
 )  # fmt: skip
 DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 SUBSTITUTION_TEXT = re.compile(r"\$\(|`|<\(|>\(")
 COMPUTED = re.compile(r"[$`{}*?\[]")
-SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O"})
+SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Programs that run the text after ``-c`` (``--command``) as a shell command line: ``su -c 'rm x'``.
+COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock", "sg"})
+# Programs that add words read from their input to the command they run: ``xargs sh -c`` runs what the
+# input says, and ``-I {}`` puts it anywhere.
+FEEDERS = frozenset({"xargs", "parallel"})
+# Variables naming a file a shell reads code from when it starts (``BASH_ENV=/dev/stdin bash -c true``).
+STARTUP_CODE = re.compile(r"(?:BASH_ENV|ENV)=(.*)", re.DOTALL)
 SOURCERS = frozenset({"source", "."})  # run a file's text as commands in the current shell
 # A file name whose text is another process's output: a process substitution, or a standard input or
 # descriptor path. A shell or ``source`` reading code from one runs what only that process knows.
@@ -214,8 +222,24 @@ class _Walker:
             elif part.kind == "redirect":
                 self.redirect(part, top=top)
             self.inner(part)  # substitutions inside words and redirections
+            self.hidden(part)
         found = SimpleCommand(tuple(words), tuple(assignments), tuple(templates))
         self.add(found, [p for p in node.parts if p.kind == "redirect"], top=top)
+
+    def hidden(self, part: Any) -> None:
+        """Substitutions bash may run that the parser does not descend into: inside ``${...}``
+        (``${x:-$(rm x)}``), and in quoted text a builtin evaluates again (``let 'a[$(rm x)]'``,
+        ``printf -v 'a[$(rm x)]' 1``, ``declare``, ``test -v``). For deny rules, every ``$(..)`` and
+        backtick in a word's text is read as a command, less those the parser found itself."""
+        start, end = getattr(part, "pos", (0, 0))
+        text = list(self.source[start:end])
+        if "$(" not in self.source[start:end] and "`" not in self.source[start:end]:
+            return
+        for found in _substitution_nodes(part):
+            first, last = found.pos
+            text[first - start : last - start] = " " * (last - first)
+        for code in substitutions("".join(text)):
+            self.nested(code)
 
     def add(self, found: SimpleCommand, redirects: list[Any], *, top: bool) -> None:
         """Record one simple command (its ``redirects``: the parser's nodes) and what it runs itself."""
@@ -226,6 +250,12 @@ class _Walker:
                 self.shape.unsure.append(f"the command name {found.words[0]!r} is computed when it runs")
         if any(WILD in t for t in found.templates):
             self.shape.doubts.append(f"`{_shorten(found.text)}` is only known when it runs")
+        for word in (*found.assignments, *found.templates):
+            startup = STARTUP_CODE.fullmatch(word)
+            if startup and (WILD in startup[1] or CODE_FROM_ELSEWHERE.fullmatch(startup[1])):
+                self.shape.unprovable.append(
+                    f"`{_shorten(word)}` makes a shell run code another process writes"
+                )
         self.command_strings(list(found.templates), redirects)
 
     def redirect(self, node: Any, *, top: bool) -> None:
@@ -245,6 +275,8 @@ class _Walker:
             for text in substitutions(body or "") if kind == "<<" else ():
                 self.nested(text)
         name = command_name(templates[0]) if templates else ""
+        if name in FEEDERS:  # what the input adds is only known when it runs
+            templates = [*_fed(templates), WILD]
         starts = range(len(templates)) if name in WRAPPERS or name == WILD else range(min(1, len(templates)))
         for start in starts:
             run = templates[start:]
@@ -255,6 +287,34 @@ class _Walker:
                 self.shell(run, [b for _, b in inputs if b is not None])
             elif name in SOURCERS:
                 self.sourced(run)
+            else:
+                self.code_arguments(name, run)
+
+    def code_arguments(self, name: str, words: list[str]) -> None:
+        """Commands that take code as an argument (``trap 'rm x' EXIT``, ``alias r='rm x'``, ``su -c``,
+        ``env -S``) or run code ink cannot see (``fc`` runs the history again, ``hash -p`` makes a name
+        run another program)."""
+        arguments = words[1:]
+        if name == "trap":
+            code = next((w for w in arguments if w == "-" or not w.startswith("-")), None)
+            if code is not None:
+                self.nested(code)
+        elif name == "alias":
+            for word in arguments:
+                if "=" in word:
+                    self.nested(word.partition("=")[2])
+        elif name == "fc" and not any(w.startswith("-") and "l" in w for w in arguments):
+            self.shape.unprovable.append("`fc` runs commands again from the shell's history")
+        elif name == "hash" and any(w.startswith("-") and "p" in w for w in arguments):
+            self.shape.unprovable.append("`hash -p` makes a name run another program")
+        elif name == "env":
+            text = _option_text(arguments, "S", "--split-string")
+            if text is not None:
+                self.nested(text)
+        elif name in COMMAND_OPTION:
+            text = _option_text(arguments, "c", "--command", anywhere=True)
+            if text is not None:
+                self.nested(text)
 
     def sourced(self, words: list[str]) -> None:
         """``source FILE``/``. FILE``: a script file is out of reach (like ``bash build.sh``); code read
@@ -297,18 +357,72 @@ class _Walker:
 
 
 def _shell_command_text(arguments: list[str]) -> str | None:
-    """The text after ``-c`` (also ``-ec``, ``-lc``...): the first argument that is not an option."""
-    given = False
+    """The text after ``-c`` (also ``-ec``, ``-lc``...): the first argument that is not an option (nor
+    the argument of one: ``bash -o errexit -c 'rm x'``, ``--rcfile FILE``)."""
+    given = skip = False
     for word in arguments:
-        if given and word.startswith(("-", "+")):
+        if skip:
+            skip = False
+        elif word in SHELL_OPTIONS_WITH_ARGUMENT:
+            skip = True
+        elif given and word.startswith(("-", "+")):
             continue
-        if given:
+        elif given:
             return word
-        if word[:1] == "-" and word[1:2] != "-" and "c" in word[1:]:
+        elif word[:1] == "-" and word[1:2] != "-" and "c" in word[1:]:
             given = True
         elif not word.startswith(("-", "+")):
             return None  # a script file and its arguments
     return "" if given else None
+
+
+def _option_text(arguments: list[str], short: str, long: str, *, anywhere: bool = False) -> str | None:
+    """The text an option takes: ``-S TEXT``, ``-STEXT``, ``-iS TEXT``, ``--split-string=TEXT``,
+    ``--split-string TEXT`` (``short`` ``S``, ``long`` ``--split-string``); None when not given.
+    ``anywhere``: options may follow other arguments (``su USER -c``, ``flock FILE -c``)."""
+    for at, word in enumerate(arguments):
+        following = arguments[at + 1] if at + 1 < len(arguments) else None
+        if word == long:
+            return following
+        if word.startswith(long + "="):
+            return word.partition("=")[2]
+        if word[:1] == "-" and word[1:2] != "-" and short in word:
+            attached = word.partition(short)[2]
+            return attached or following
+        if not anywhere and (word == "--" or not word.startswith("-")):
+            return None  # the options end: the command and its arguments
+    return None
+
+
+def _fed(templates: list[str]) -> list[str]:
+    """``xargs``' (``parallel``'s) words with the place holders its input fills in made ``WILD``:
+    ``{}`` (``-i``, ``parallel``), and what ``-I R``, ``-IR``, ``-iR``, ``--replace=R`` name."""
+    holders = {"{}"}
+    for at, word in enumerate(templates):
+        if word == "-I" and at + 1 < len(templates):
+            holders.add(templates[at + 1])
+        elif word.startswith(("-I", "-i")) and len(word) > 2:
+            holders.add(word[2:])
+        elif word.startswith("--replace="):
+            holders.add(word.partition("=")[2])
+    found = [h for h in holders if h]
+    out = [templates[0]]
+    for word in templates[1:]:
+        for holder in found:
+            word = word.replace(holder, WILD)
+        out.append(word)
+    return out
+
+
+def _substitution_nodes(node: Any) -> list[Any]:
+    """The command and process substitutions the parser found below ``node`` (not inside them)."""
+    found: list[Any] = []
+    for child in _children(node):
+        if child.kind in ("commandsubstitution", "processsubstitution"):
+            found.append(child)
+        else:
+            found += _substitution_nodes(child)
+    return found
 
 
 def _shell_script_given(arguments: list[str]) -> bool:
