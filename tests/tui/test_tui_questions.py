@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fakeserver import FakeModelServer, Reply, say, tool_call
 from tests.tui.conftest import StartInk
 from tests.tui.terminal import InkTerminal
@@ -185,3 +187,28 @@ def position(ink: InkTerminal) -> str:
 
 def numbers_shown(ink: InkTerminal) -> set[str]:
     return {line.split("line ")[1][:3] for line in ink.lines() if "of the new file" in line}
+
+
+@pytest.mark.parametrize("columns", [100, 40])
+def test_the_project_hooks_question_reads_whole_at_100_and_40_columns(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path, columns: int
+) -> None:
+    """Issue 30: the hooks question was cut mid-sentence at 100 columns and nearly gone at 40, with the
+    hooks shown as raw JSON wrapped mid-word."""
+    (project / ".ink").mkdir()
+    hook = "echo checking the command before it runs > hook-ran"
+    (project / ".ink" / "config.toml").write_text(f'[[hooks.pre_tool]]\ncommand = "{hook}"\n')
+    fake_server.script(Reply([tool_call("bash", {"command": "true"}, id="c1")]), say("all done"))
+    ink = start_ink(columns=columns, rows=30)
+    ink.type_line("go")
+    ink.wait_text("allow project_hooks?")
+    ink.wait_text("tab answer it")
+    lines = ink.lines()
+    assert all(len(line) <= columns for line in lines)
+    top = next(i for i, line in enumerate(lines) if line.startswith("allow project_hooks?"))
+    keys = next(i for i, line in enumerate(lines) if "allow once" in line or " once " in line)
+    question = " ".join(" ".join(lines[top:keys]).split())
+    assert "defines hooks: shell commands that would run on your machine" in question  # whole
+    assert f"- pre_tool: {hook}" in question and '"hooks"' not in question and "[" not in question
+    ink.answer("y")
+    ink.wait_text("all done")

@@ -91,10 +91,12 @@ def body_rows(block: Block, width: int, theme: Theme) -> list[Fragments]:
     shows it, a command or arguments cut where the row ends (each character where it stands)."""
     if block.kind == "diff":
         return diff_rows(block.text, width, theme)
-    style = "class:question.command" if block.kind == "bang" else "class:question.text"
+    command = block.kind == "bang"  # a command keeps every character where it stands
+    style = "class:question.command" if command else "class:question.text"
+    wrap = wrap_chars if command else wrap_words  # arguments wrap at words, under their key
     rows: list[Fragments] = []
     for line in block.text.split("\n"):
-        rows.extend([("", "  "), (style, piece)] for piece in wrap_chars(line, max(1, width - 2)))
+        rows.extend([("", "  "), (style, piece)] for piece in wrap(line, max(1, width - 2)))
     return rows
 
 

@@ -108,7 +108,37 @@ def preview(described: CallDescription, args: Mapping[str, Any], lines: int = PR
     if diffs:
         text, hidden = fold(sanitize("\n".join(unified(d) for d in diffs)), lines - 1)
         return Block("diff", text + (f"\n… {plural(hidden, 'more line')}" if hidden else ""))
-    text, hidden = fold(
-        sanitize(json.dumps(dict(args), ensure_ascii=False, indent=2, default=str)), lines - 1
-    )
+    text, hidden = fold(sanitize(readable(args)), lines - 1)
     return Block("output", text + (f"\n… {plural(hidden, 'more line')}" if hidden else ""), "dim")
+
+
+def readable(value: Any, indent: str = "") -> str:
+    """Arguments as a person reads them: ``key: value`` lines, a list's items as ``- item`` under its
+    key, a text of several lines indented under its key; never JSON's quotes and escapes."""
+    if isinstance(value, Mapping):
+        lines = []
+        for key, item in value.items():
+            if _simple(item):
+                lines.append(f"{indent}{key}: {_scalar(item)}")
+            else:
+                lines.append(f"{indent}{key}:")
+                lines.append(readable(item, indent + "  "))
+        return "\n".join(lines) if lines else f"{indent}(none)"
+    if isinstance(value, list | tuple):
+        items = [
+            f"{indent}- {_scalar(item)}" if _simple(item) else f"{indent}-\n" + readable(item, indent + "  ")
+            for item in value
+        ]
+        return "\n".join(items) if items else f"{indent}(none)"
+    text = _scalar(value)
+    return "\n".join(indent + line for line in text.split("\n"))
+
+
+def _simple(value: Any) -> bool:
+    return not isinstance(value, Mapping | list | tuple) and "\n" not in _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
