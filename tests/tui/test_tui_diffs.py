@@ -113,3 +113,15 @@ def test_at_40_columns_a_long_changed_line_is_wrapped_inside_the_question(
     assert all(line.startswith("  ") and len(line) <= 40 for line in rows), rows
     added = next(i for i, line in enumerate(rows) if "+greeting" in line)
     assert new in "".join(row[2:] for row in rows[added : added + 3])[1:]  # the rest on the rows below
+
+
+def test_a_new_files_preview_names_it_as_its_result_does(
+    fake_server: FakeModelServer, start_ink: StartInk, project: Path
+) -> None:
+    """Issue 30: the write preview named b//abs/path/newfile.py while the diff after it said a/newfile.py."""
+    ink = asked(fake_server, start_ink, "write", {"path": "newfile.py", "content": "x = 1\n"}, "+x = 1")
+    screen = ink.text()
+    question = screen[screen.index("allow write?") :]
+    assert "+++ b/newfile.py" in question and "b//" not in question and str(project) not in question
+    shown = answer_yes(ink, "✓ write newfile.py")
+    assert "+++ b/newfile.py" in shown[shown.index("✓ write newfile.py") :]

@@ -4,10 +4,11 @@ a run that re-lays out the screen (SIGWINCH) without leaving stale copies in the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ink.frontends.tui.app import HINTS
-from tests.fakeserver import FakeModelServer, Reply, say, tool_call
+from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.tui.conftest import StartInk
 from tests.tui.terminal import InkTerminal, char_at
 
@@ -136,3 +137,38 @@ def test_a_resize_during_a_run_lays_the_screen_out_again(
     ink.wait_text("All printed.", timeout=30)
     ink.wait_text("○ idle")
     no_stale_copies(ink)
+
+
+def test_wrapped_rows_keep_their_indent_and_words_stay_whole(
+    fake_server: FakeModelServer, start_ink: StartInk
+) -> None:
+    """Issue 30: /help rows and wrapped tool-result lines fell to column 0 (one help row ended 'those
+    starting so'), and streaming text wrapped in the middle of words."""
+    long = "a long line of output that is definitely longer than the forty-five columns here"
+    words = " ".join(f"streamword{i}" for i in range(30))
+    gate = Gate()
+    fake_server.script(
+        Reply([tool_call("bash", {"command": f"echo '{long}'"}, id="c1")]),
+        Reply([text(words), gate, text(" end.")]),
+    )
+    ink = start_ink(columns=45, rows=30)
+    ink.type_line("go")
+    gate.wait_reached()
+    ink.wait_text("streamword29")
+    live = [line for line in ink.lines() if "streamword" in line]
+    assert live and all(re.fullmatch(r"(streamword\d+ ?)+", line.strip()) for line in live)  # whole words
+    gate.open()
+    ink.wait_text("○ idle")
+    ink.wait_live_area_empty()
+    shown = ink.scrollback()
+    rows = [line for line in shown if any(w in line for w in ("a long line", "definitely", "columns here"))]
+    rows = [row for row in rows if not row.startswith("✓")]  # the output's rows, not the call's line
+    assert len(rows) >= 2 and all(row.startswith("  ") for row in rows), rows  # under the call, indented
+    ink.type_line("/help")
+    ink.wait_text("runs in the shell")
+    ink.wait_live_area_empty()
+    shown = ink.scrollback()
+    start = shown.index("Keys:")
+    listing = shown[start + 1 : shown.index("Commands:")]
+    assert all(line.startswith("  ") for line in listing if line), listing  # nothing at column 0
+    assert "those starting so" not in " ".join(shown)

@@ -87,7 +87,8 @@ class LocalServer:
                 preexec_fn=leader_preexec(),  # ends with ink, even a SIGKILLed one
             )
         own_child(self.process.pid)  # ink's own child, not a command's escaped descendant to be ended
-        self._say(f"starting the local model server for {self.model.name}")
+        if self.template is None:  # a restart with ink's template is the same start, said once
+            self._say(f"starting the local model server for {self.model.name}")
         try:
             line = _first_line(self.process, timeout, self._still_loading)
         except BaseException:

