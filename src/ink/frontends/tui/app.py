@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
@@ -32,7 +31,9 @@ from ink.frontends.tui.commands import is_command, run_command, shorten_home
 from ink.frontends.tui.editor import replace_text, restore_into
 from ink.frontends.tui.external_editor import edit_in_editor
 from ink.frontends.tui.file_index import FileIndex
-from ink.frontends.tui.history import prompt_history
+from ink.frontends.tui.history import HistoryBuffer, prompt_history
+from ink.frontends.tui.history_search import HistorySearch
+from ink.frontends.tui.history_search import key_bindings as search_key_bindings
 from ink.frontends.tui.jobs import status_count
 from ink.frontends.tui.keys import build_key_bindings
 from ink.frontends.tui.layout import INPUT_ROWS, build_layout
@@ -97,7 +98,7 @@ class TuiApp:
             mcp.ask_the_user()  # an MCP server's question shows as a form (tui/mcp_question.py)
         self._view = EventView(clock, core.tools.find)
         self.scrollback = Scrollback(theme)
-        self.buffer = Buffer(
+        self.buffer = HistoryBuffer(
             multiline=True,
             history=prompt_history(core.settings.ink_home, core.settings.cwd),
             enable_history_search=True,  # Up with text typed finds the earlier prompts starting so
@@ -119,6 +120,8 @@ class TuiApp:
         self._exited = False
         self._unsent: list[str] = []  # input handed back after the UI closed: printed at the end
         self.rewind = RewindPicker(core, self._say, self._dirty.set, clock, self._view.hold_notes)
+        self.search = HistorySearch(self.buffer, self._dirty.set)  # Ctrl+R while idle
+        answering = Condition(self.questions.question_has_keyboard)
         self.app: Application[int] = InlineApplication(
             self._width_changed,
             layout=build_layout(
@@ -131,8 +134,8 @@ class TuiApp:
                 has_queue=lambda: bool(self._view.queue),
                 picker=lambda: self.rewind.fragments(self._width()),  # type: ignore[arg-type,return-value]
                 has_picker=lambda: self.rewind.is_open,
-                palette=lambda: self.palette.fragments(self._width()),  # type: ignore[arg-type,return-value]
-                has_palette=lambda: self.palette.is_open,
+                menu=self._menu,
+                has_menu=lambda: self.search.is_open or self.palette.is_open,
                 plan=lambda: plan_fragments(self._plan(), self._width()),
                 has_plan=lambda: showing(self._plan()),
             ),
@@ -140,9 +143,8 @@ class TuiApp:
                 [
                     build_key_bindings(self, self.questions),
                     rewind_key_bindings(self.rewind),
-                    palette_key_bindings(
-                        self.palette, self.buffer, self, ~Condition(self.questions.question_has_keyboard)
-                    ),
+                    palette_key_bindings(self.palette, self.buffer, self, ~answering),
+                    search_key_bindings(self.search, ~answering),
                 ]
             ),
             style=Style.from_dict(dict(theme.styles)),
@@ -308,9 +310,13 @@ class TuiApp:
         editor = min(INPUT_ROWS, self.buffer.text.count("\n") + 1)
         queue = min(len(self._view.queue), QUEUE_ROWS) + 1 if self._view.queue else 0
         question = _rows(self._question()) if self._view.questions else 0
-        menu = self.palette.rows() + plan_rows(self._plan())
+        menu = (self.search.rows() or self.palette.rows()) + plan_rows(self._plan())
         rows = max(2, size.rows - editor - queue - question - menu - 4)  # the rule, the status, one spare
         return live_fragments(self._view, size.columns, rows, self._clock())  # type: ignore[return-value]
+
+    def _menu(self) -> StyleAndTextTuples:
+        menu = self.search if self.search.is_open else self.palette
+        return menu.fragments(self._width())  # type: ignore[return-value]
 
     def _question(self) -> StyleAndTextTuples:
         rows = self.questions.rows_for(self.app.output.get_size().rows)
@@ -334,7 +340,9 @@ class TuiApp:
         hint = HINTS["armed" if self._quit_armed else "answering" if answering else state]
         if self._pulled_mode == "follow_up" and state == "running" and not view.questions:
             hint = HINTS["pulled-follow-up"]
-        if self.palette.is_open:
+        if self.search.is_open:
+            hint = self.search.hint()
+        elif self.palette.is_open:
             hint = self.palette.hint()
         elif (described := describe_command(self.buffer.text, self._sources.commands())) is not None:
             hint = described  # what the command in the editor does
@@ -481,11 +489,14 @@ class TuiApp:
         return True
 
     def redirect(self) -> None:
-        """R24: abort the current work and run the input next, with what was done kept in the history."""
+        """R24: abort the current work and run the input next, with what was done kept in the history.
+        Idle, there is nothing to redirect: Ctrl+R searches the prompt history instead."""
         text = self.buffer.text
-        if not text.strip():
+        if self.controller.state == "idle":
+            self.search.open()
+        elif not text.strip():
             self._view.print(Block("info", "type the new instruction first, then ctrl+r"))
-        elif self.controller.state == "idle" or is_command(text.strip()):
+        elif is_command(text.strip()):
             self.submit("steer")
         else:
             self._clear_input(text)
@@ -566,7 +577,8 @@ class TuiApp:
 
     def _text_changed(self) -> None:
         self._quit_armed = False
-        self.palette.update(self.buffer.document.text_before_cursor)
+        # A prompt brought back from the history (Up) opens no menu: Up goes on walking the history.
+        self.palette.update("" if self.buffer.recalling else self.buffer.document.text_before_cursor)
         if not self.buffer.text:
             self._pulled_mode = None
 

@@ -10,6 +10,7 @@ import hashlib
 import logging
 from pathlib import Path
 
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 log = logging.getLogger(__name__)
@@ -30,3 +31,24 @@ def prompt_history(ink_home: Path, cwd: Path) -> History:
         log.warning("prompt history is not kept: cannot write %s: %s", path, exc)
         return InMemoryHistory()
     return FileHistory(str(path))
+
+
+class HistoryBuffer(Buffer):
+    """The input's buffer, telling whether a change of its text is a prompt brought back from the
+    history (``recalling``, true while Up or Down walk it): such a change opens no menu."""
+
+    recalling = False
+
+    def history_backward(self, count: int = 1) -> None:
+        self.recalling = True
+        try:
+            super().history_backward(count)
+        finally:
+            self.recalling = False
+
+    def history_forward(self, count: int = 1) -> None:
+        self.recalling = True
+        try:
+            super().history_forward(count)
+        finally:
+            self.recalling = False

@@ -30,7 +30,11 @@ KEYS: tuple[tuple[str, str], ...] = (
         "running: interrupt; again while it stops: quit at once (exit 130). Idle: clear the input; twice "
         "on an empty input: quit",
     ),
-    ("Ctrl+R", "interrupt and redirect: stop the current work and send the input now"),
+    (
+        "Ctrl+R",
+        "idle: search the prompt history (type to filter; ctrl+r older; enter takes it). While a run goes "
+        "on: interrupt and redirect: stop the current work and send the input now",
+    ),
     ("Up", "on an empty input while a run goes on: take the last queued input back to edit it"),
     ("Ctrl+O", "show a folded output whole, with the call it belongs to; again: the one before"),
     ("Ctrl+D", "quit (on an empty input)"),

@@ -31,14 +31,15 @@ def build_layout(
     has_queue: Callable[[], bool],
     picker: Fragments = list,
     has_picker: Callable[[], bool] = lambda: False,
-    palette: Fragments = list,
-    has_palette: Callable[[], bool] = lambda: False,
+    menu: Fragments = list,
+    has_menu: Callable[[], bool] = lambda: False,
     plan: Fragments = list,
     has_plan: Callable[[], bool] = lambda: False,
 ) -> Layout:
-    """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``; ``palette``:
-    the menu of commands, values and files (frontends/tui/palette.py), right above the input; ``plan``:
-    the model's checklist (frontends/tui/plan.py), above the queue while ``has_plan``."""
+    """``picker``: the rewind list (frontends/tui/rewind.py), shown while ``has_picker``; ``menu``: the
+    menu of commands, values and files (palette.py) or the history search (history_search.py), right
+    above the input; ``plan``: the model's checklist (frontends/tui/plan.py), above the queue while
+    ``has_plan``."""
 
     def prefix(line: int, wrap: int) -> StyleAndTextTuples:
         return [("class:prompt", "› " if line == 0 and wrap == 0 else "  ")]
@@ -58,7 +59,7 @@ def build_layout(
                 ConditionalContainer(_panel(picker), filter=Condition(has_picker)),
                 ConditionalContainer(_panel(plan), filter=Condition(has_plan)),
                 ConditionalContainer(_panel(queue), filter=Condition(has_queue)),
-                ConditionalContainer(_panel(palette), filter=Condition(has_palette)),
+                ConditionalContainer(_panel(menu), filter=Condition(has_menu)),
                 Window(height=1, char="─", style="class:rule"),
                 editor,
                 _panel(status),
