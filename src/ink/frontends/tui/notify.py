@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 
 from ink.config.notify import NotifySettings
 from ink.run.events import RunEvent, event_to_json
+from ink.tools import orphans
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,19 @@ class Notifier:
 
 async def run_command(command: str, payload: bytes) -> None:
     """Run ``command`` in the shell with ``payload`` on stdin; at most ``COMMAND_SECONDS``, then its whole
-    process group is killed. A failure is logged (a warning), never raised."""
+    process group is killed. A failure is logged (a warning), never raised. The command is noted as
+    ink's own child: in a session of its own it would otherwise be taken for a command's escaped
+    descendant, ended on an interrupt and reaped under asyncio (its exit status lost)."""
     try:
-        process = await asyncio.create_subprocess_shell(
-            command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        with orphans.starting_child():
+            process = await asyncio.create_subprocess_shell(
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            orphans.own_child(process.pid)
     except OSError as exc:
         log.warning("the notify command could not start: %s", exc.strerror or exc)
         return
@@ -97,5 +102,6 @@ async def run_command(command: str, payload: bytes) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
+        orphans.own_child_done(process.pid)
     if process.returncode:
         log.warning("the notify command failed (exit status %s)", process.returncode)
