@@ -2,6 +2,7 @@
 
     shadow.py     a git object store of ink's own, outside the workspace: snapshot, compare, restore
     git.py        its git commands, sealed off from the user's git settings and the repository's attributes
+    fifos.py      a git of the store waiting on a FIFO of the workspace: seen through /proc and let past
     restore.py    a restore's plan and its writes (byte-exact, journaled against a kill)
     writeback.py  files written and removed through folder descriptors: never a symlink followed
     pins.py       what a run left in the files it changed, fixed before its run_end

@@ -14,11 +14,15 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 from ink import lineage
 
 GIT_TIMEOUT = 300.0
+FIRST_LOOK = 0.05  # a store command still running this long is looked at (``run``'s ``watch``) ...
+LAST_LOOK = 0.5  # ... then twice as long each time, up to this
+RELOOK = 0.002  # and this soon again after it was let past a FIFO
 _ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,  # the user's settings (autocrlf, filters, hooks) must not apply
@@ -66,13 +70,21 @@ def command(
 
 
 async def run(
-    argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None = None, *, long: bool = False
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    stdin: bytes | None = None,
+    *,
+    long: bool = False,
+    watch: Callable[[int], bool] | None = None,
 ) -> str:
     """Run a git command of ``command``; its output. Raises ``ShadowError``. ``long``: a command that
     may run long with nothing to write (``add``): it gets a parent-death signal (``ink.lineage``; started
     from the event loop's thread), so a kill -9 of ink does not leave it storing a workspace for nobody
     (others end of themselves, or of a broken pipe once ink is gone). The signal costs a fork instead
-    of a vfork: a few ms, never on an abort's path."""
+    of a vfork: a few ms, never on an abort's path. ``watch(pid)`` is called while the command runs
+    longer than ``FIRST_LOOK`` (``fifos.Watch.check``: True, it was let past a FIFO; it raises to end
+    the command)."""
     starting = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -90,7 +102,7 @@ async def run(
         await _ended(await starting)
         raise
     try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT)
+        out, err = await _communicate(proc, stdin, watch)
     except BaseException:
         await _ended(proc)
         raise
@@ -98,6 +110,28 @@ async def run(
         verb = next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
         raise ShadowError(f"git {verb}: {err.decode('utf-8', 'replace').strip()[:500]}")
     return out.decode("utf-8", "surrogateescape")
+
+
+async def _communicate(
+    proc: asyncio.subprocess.Process, stdin: bytes | None, watch: Callable[[int], bool] | None
+) -> tuple[bytes, bytes]:
+    """``proc.communicate`` within ``GIT_TIMEOUT``, looking at it with ``watch`` every so often: first
+    after ``FIRST_LOOK`` (most commands are done by then), then twice as long each time up to
+    ``LAST_LOOK``, and at once again after it was let past a FIFO (git soon opens the next one)."""
+    talking = asyncio.ensure_future(proc.communicate(stdin))
+    loop = asyncio.get_running_loop()
+    deadline, pause = loop.time() + GIT_TIMEOUT, FIRST_LOOK
+    try:
+        while (left := deadline - loop.time()) > 0:
+            done, _ = await asyncio.wait({talking}, timeout=min(pause, left) if watch else left)
+            if done:
+                return talking.result()
+            if watch is not None:
+                pause = RELOOK if watch(proc.pid) else min(pause * 2, LAST_LOOK)
+        raise ShadowError(f"git gave no answer in {GIT_TIMEOUT:.0f} s")
+    finally:
+        if not talking.done():
+            talking.cancel()
 
 
 async def _ended(proc: asyncio.subprocess.Process) -> None:

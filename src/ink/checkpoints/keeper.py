@@ -176,6 +176,7 @@ class Checkpoints:
         self._warm_commit: str | None = None
         self._warm_fresh = False  # nothing of ink's ran since the session-open snapshot began
         self.off = False  # the workspace is too big to keep (shadow.MAX_NEW_FILES, MAX_NEW_BYTES)
+        self._fifos_named = 0
 
     def all(self) -> list[Checkpoint]:
         return sorted(self.record.records.values(), key=lambda c: c.time)
@@ -330,6 +331,7 @@ class Checkpoints:
                 return
             try:
                 await step()
+                self._name_fifos()
             except TooManyFiles as exc:
                 self._turn_off(exc)
             except (ShadowError, OSError) as exc:
@@ -342,6 +344,18 @@ class Checkpoints:
                     log.warning("workspace checkpoint failed: %s", exc)
 
         self._chain = asyncio.ensure_future(chained())
+
+    def _name_fifos(self) -> None:
+        """FIFOs git waited to open (``ink.checkpoints.fifos``), named once each: the snapshot read them as
+        empty files, and the user's own git would wait on them for ever."""
+        fresh = self.repo.fifos.freed[self._fifos_named :]
+        self._fifos_named += len(fresh)
+        if fresh and self.notify is not None:
+            names = ", ".join(fresh[:3]) + (f" and {len(fresh) - 3} more" if len(fresh) > 3 else "")
+            self.notify(
+                f"{names}: a FIFO (named pipe) where git reads its settings; the workspace checkpoint "
+                "read it as an empty file (git itself waits on it until something writes to it)"
+            )
 
     def _turn_off(self, exc: Exception, reason: str | None = None) -> None:
         self.off = True  # every later snapshot would walk the whole tree to refuse again

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import msgspec
 
+from ink.checkpoints import fifos
 from ink.checkpoints import git as store_git
 from ink.checkpoints import restore as restoring
 from ink.checkpoints.git import ATTRIBUTES, ShadowError
@@ -113,6 +114,7 @@ class ShadowRepo:
         self.index = git_dir / f"index-{session_id}"
         self._index_commit: str | None = None  # the snapshot the index holds, while nothing staged since
         self._swept = False
+        self.fifos = fifos.Watch(workspace)  # FIFOs git waited to open: let past, named in ``fifos.freed``
 
     async def snapshot(self, ref: str) -> Snapshot:
         """Record the workspace as it is now under ``refs/ink/<ref>``. Raises ``ShadowError``."""
@@ -136,9 +138,13 @@ class ShadowRepo:
             await listed(since, changed)
             if only_listed:
                 left_out = set(skipped)
-                with contextlib.suppress(ShadowError):  # a path beyond a symlink now, gone meanwhile
+                try:
                     await self._add(pending, long, stdin=_z([p for p in changed if p not in left_out]))
                     return skipped
+                except fifos.FifoStall:
+                    raise
+                except ShadowError:  # a path beyond a symlink now, gone meanwhile: all, the plain way
+                    pass
         if pending >= BULK_FILES or not self._swept:  # a few files (an abort's receipt) skip the sweep
             await asyncio.to_thread(self._drop_stale_packs)
             self._swept = True
@@ -164,6 +170,8 @@ class ShadowRepo:
         bulk = _BULK if pending >= BULK_FILES else ()
         try:
             await self._git(*add, config=bulk, env=magic, stdin=stdin, long=long)
+        except fifos.FifoStall:
+            raise  # the same FIFO would stall it again
         except ShadowError:
             # git dies, --ignore-errors notwithstanding, when a file shrinks while it reads it (a short read
             # into the pack; a loose add dies too, of SIGBUS on its mmap) or a file or folder it listed
@@ -398,7 +406,9 @@ class ShadowRepo:
         env: dict[str, str] | None = None,
     ) -> tuple[list[str], dict[str, str], Path]:
         large = self.git_dir / f"large-{self.index.name}"
-        config = (*config, *(("-c", f"core.excludesFile={large}") if large.exists() else ()))
+        # never the default $XDG_CONFIG_HOME/git/ignore: the user's own ignores would leave files out of
+        # the listing that ``add`` then stores
+        config = (*config, "-c", f"core.excludesFile={large if large.exists() else os.devnull}")
         return store_git.command(
             self.git_dir, self.workspace if work_tree else None, index or self.index, args, config, env
         )
@@ -415,7 +425,8 @@ class ShadowRepo:
     ) -> str:
         """``long``: see ``store_git.run``."""
         argv, full_env, cwd = self._command(args, work_tree=work_tree, index=index, config=config, env=env)
-        return await store_git.run(argv, full_env, cwd, stdin, long=long)
+        watch = self.fifos.check if work_tree else None
+        return await store_git.run(argv, full_env, cwd, stdin, long=long, watch=watch)
 
 
 def private_dirs(path: Path) -> None:
