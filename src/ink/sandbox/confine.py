@@ -112,10 +112,12 @@ class Confinement:
         secrets = [str(s) for s in policy.secrets if s.exists()]
         watched = {_existing_parent(s): 0 for s in policy.secrets if not s.exists()}  # made later: rebuild
         watched = {path: _mtime(path) for path in watched}
+        writable = [str(p) for p in policy.writable]
         try:
-            grants = [("/", READ), *((str(p), WRITE) for p in policy.writable)]
-            for root, rights in grants:
-                for path, granted in _around(root, rights, secrets, watched):
+            # the read grant skips the writable folders: their own walk grants more on the same paths
+            grants = [("/", READ, frozenset(writable)), *((root, WRITE, frozenset()) for root in writable)]
+            for root, rights, covered in grants:
+                for path, granted in _around(root, rights, secrets, watched, covered):
                     ruleset.allow_path(path, granted)
             for device in DEVICES:
                 ruleset.allow_path(device, DEVICE)
@@ -126,10 +128,16 @@ class Confinement:
         return ruleset, watched
 
 
-def _around(path: str, rights: int, secrets: list[str], watched: dict[str, int]) -> Iterator[tuple[str, int]]:
+def _around(
+    path: str, rights: int, secrets: list[str], watched: dict[str, int], covered: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, int]]:
     """Rules granting ``rights`` beneath ``path`` except inside ``secrets``: the folders on the way to a
     secret may only be listed, their other entries get ``rights``. Symlinks are skipped: where they lead
-    is judged by its own rule."""
+    is judged by its own rule. Nothing is granted beneath the ``covered`` folders: another walk with the
+    same secrets grants them more (a secret inside /tmp, such as an $INK_HOME there, made the read walk
+    and the write walk each add a rule for every entry of /tmp)."""
+    if path in covered:
+        return
     inside = [s for s in secrets if s == path or s.startswith(path.rstrip("/") + "/")]
     if not inside:
         yield path, rights
@@ -144,7 +152,7 @@ def _around(path: str, rights: int, secrets: list[str], watched: dict[str, int])
         return
     for entry in entries:
         if not entry.is_symlink():
-            yield from _around(entry.path, rights, inside, watched)
+            yield from _around(entry.path, rights, inside, watched, covered)
 
 
 def _existing_parent(path: Path) -> str:

@@ -17,6 +17,7 @@ import ctypes
 import errno
 import os
 import platform
+import stat
 import struct
 from collections.abc import Callable
 
@@ -102,7 +103,7 @@ class Ruleset:
         except (FileNotFoundError, NotADirectoryError):
             return False
         try:
-            if not os.path.isdir(f"/proc/self/fd/{fd}"):
+            if not _is_folder(fd):
                 rights &= FILE_RIGHTS
             rights &= self.handled_fs
             if rights:
@@ -118,6 +119,15 @@ class Ruleset:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def _is_folder(fd: int) -> bool:
+    """Whether the O_PATH ``fd`` is a folder: ``fstat`` of the descriptor itself (what a stat through
+    /proc/self/fd/N found too, at twice the system time per path)."""
+    try:
+        return stat.S_ISDIR(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def restrict_self_call(ruleset_fd: int) -> Callable[[], None]:
