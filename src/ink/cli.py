@@ -341,7 +341,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output-format", choices=("text", "stream-json"), help="print mode output")
     p.add_argument("--mode", choices=("rpc",), help="rpc: JSON lines on stdin/stdout")
     p.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="latest session")
-    p.add_argument("-r", "--resume", metavar="ID", help="continue the session ID")
+    p.add_argument(
+        "-r", "--resume", metavar="ID", nargs="?", const="", help="continue the session ID; no ID: pick one"
+    )
     p.add_argument("--provider", choices=provider_names(), help="model service (default: openai)")
     p.add_argument("--model", metavar="NAME", help="model name (default: per provider)")
     p.add_argument("--model-path", metavar="FILE", help="a .gguf model for --provider local to run")
@@ -427,12 +429,19 @@ def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
         if ns.print or ns.mode:
             raise UsageError(f"'ink {sub}' cannot be combined with {'-p' if ns.print else '--mode'}")
         return Invocation(sub)  # type: ignore[arg-type]
-    if ns.continue_session and ns.resume:
+    resuming = ns.resume is not None
+    if ns.continue_session and resuming:
         raise UsageError("--continue and --resume exclude each other: pick one")
-    if ns.no_session and (ns.continue_session or ns.resume):
+    if ns.no_session and (ns.continue_session or resuming):
         raise UsageError("--no-session cannot be combined with --continue or --resume")
     if ns.output_format and not ns.print:
         raise UsageError("--output-format only applies to print mode: add -p")
+    pick = resuming and not ns.resume.strip()  # --resume without an id: the TUI's picker
+    if pick and (ns.print or ns.mode):
+        raise UsageError(
+            f"{'print mode' if ns.print else '--mode rpc'} needs the session's id: --resume ID "
+            "(`ink sessions` lists them; --resume alone opens a picker in the interactive UI)"
+        )
     if ns.mode == "rpc":
         if ns.print or words:
             raise UsageError("--mode rpc reads its prompts from stdin: drop -p and the prompt")
@@ -443,7 +452,12 @@ def _invocation(ns: argparse.Namespace, args: list[str]) -> Invocation:
         raise UsageError('print mode needs a prompt: ink -p "your task", or pipe it: echo task | ink -p')
     mode: Mode = "print" if ns.print else "tui"
     return Invocation(
-        mode, prompt, ns.output_format or "text", continue_session=ns.continue_session, resume_id=ns.resume
+        mode,
+        prompt,
+        ns.output_format or "text",
+        continue_session=ns.continue_session,
+        resume_id=None if pick else ns.resume,
+        pick_session=pick,
     )
 
 

@@ -50,3 +50,18 @@ def test_unknown_resume_id_and_nothing_to_continue_are_bad_input(
     nothing = run_ink(["-p", "--continue", "x"], env, tmp_path)
     assert nothing.returncode == 2 and "no session" in one_line_error(nothing.stderr)
     assert fake_server.requests == []
+
+
+def test_resume_without_an_id_is_a_usage_error_outside_the_interactive_ui(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """The picker is the TUI's; print and RPC mode need the id, and say so in one line (exit 2)."""
+    env = _env(tmp_path, fake_server)
+    fake_server.script(say("made"))
+    assert run_ink(["-p", "a session"], env, tmp_path).returncode == 0
+    for args in (["-p", "task", "--resume"], ["--mode", "rpc", "--resume"], ["-p", "task", "-r"]):
+        done = run_ink(args, env, tmp_path)
+        problem = one_line_error(done.stderr)
+        assert done.returncode == 2, done.stderr
+        assert "needs the session's id: --resume ID" in problem and "Traceback" not in done.stderr
+    assert len(fake_server.requests) == 1

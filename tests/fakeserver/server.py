@@ -51,6 +51,9 @@ class FakeModelServer:
         self.api_key = api_key
         self.responder: Responder | None = None
         self.models: list[str] = ["fake-model"]  # what GET /v1/models reports
+        self.models_status = 200  # another: GET /v1/models answers that error, as the service shapes it
+        self.models_hold: threading.Event | None = None  # GET /v1/models answers once it is set
+        self.model_list_requests: list[dict[str, str]] = []  # each GET /v1/models's headers
         self.props: dict[str, Any] | None = None  # what GET /props reports (llama.cpp); None: 404
         self.requests: list[RecordedRequest] = []
         self._port = port
@@ -214,15 +217,45 @@ class FakeModelServer:
         calls. Any other GET is handled (and recorded) as ``handle`` does: a 404."""
         path = h.path.split("?", 1)[0]
         if path.endswith("/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
-            body: Any = {"object": "list", "data": data}
-        elif path == "/props":
+            self._models(h)
+            return
+        if path == "/props":
             body = self.props if self.props is not None else {"error": {"code": 404, "message": "Not Found"}}
         else:
             self.handle(h)
             return
-        raw = json.dumps(body).encode()
-        h.send_response(200 if self.props is not None or path != "/props" else 404)
+        self._answer(h, 200 if self.props is not None else 404, json.dumps(body).encode())
+
+    def _models(self, h: _Handler) -> None:
+        """``GET /v1/models`` as OpenAI answers it, or as Anthropic does when asked with its headers;
+        with ``api_key``, a request without that key gets the service's 401."""
+        headers = {k.lower(): v for k, v in h.headers.items()}
+        self.model_list_requests.append(headers)
+        anthropic = "anthropic-version" in headers
+        bearer = headers.get("authorization", "").removeprefix("Bearer ")
+        got = headers.get("x-api-key") if anthropic else bearer
+        if self.models_hold is not None:
+            self.models_hold.wait()
+        status = 401 if self.api_key is not None and got != self.api_key else self.models_status
+        if status != 200:
+            message = "invalid x-api-key" if status == 401 and anthropic else errors.default_message(status)
+            if status == 401 and not anthropic:
+                message = f"Incorrect API key provided: {got or '(none)'}."
+            shape = "anthropic" if anthropic else "openai"
+            self._answer(h, status, errors.error_body(shape, status, message))
+            return
+        if anthropic:
+            made = "2025-01-01T00:00:00Z"
+            data = [{"type": "model", "id": m, "display_name": m, "created_at": made} for m in self.models]
+            ends = {"first_id": self.models[0], "last_id": self.models[-1]} if self.models else {}
+            body: Any = {"data": data, "has_more": False, **ends}
+        else:
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+            body = {"object": "list", "data": data}
+        self._answer(h, 200, json.dumps(body).encode())
+
+    def _answer(self, h: _Handler, status: int, raw: bytes) -> None:
+        h.send_response(status)
         h.send_header("content-type", "application/json")
         h.send_header("content-length", str(len(raw)))
         h.end_headers()

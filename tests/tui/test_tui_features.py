@@ -58,18 +58,6 @@ def test_at_and_tab_complete_a_path_and_the_file_goes_with_the_prompt(
     ink.wait_for(lambda: ink.editor_text() == "@bu", what="no completion for an ignored folder")
 
 
-def test_tab_completes_a_model_name_and_model_lists_the_catalogue(start_ink: StartInk) -> None:
-    ink = start_ink()
-    ink.send("/model gpt-4.1-mi" + TAB)
-    ink.wait_for(lambda: ink.editor_text() == "/model gpt-4.1-mini", what="the model completed")
-    ink.send("\r")
-    ink.wait_text("model: gpt-4.1-mini")
-    ink.type_line("/model")
-    ink.wait_text("change it with /model NAME")
-    shown = "\n".join(ink.scrollback())
-    assert "* gpt-4.1-mini" in shown and "  gpt-4o" in shown
-
-
 def test_prompt_history_is_kept_per_project_across_sessions(
     fake_server: FakeModelServer, start_ink: StartInk
 ) -> None:

@@ -163,22 +163,6 @@ def test_clear_sessions_and_resume(fake_server: FakeModelServer, start_ink: Star
     assert fake_server.requests[2].user_texts() == ["first conversation", "and now?"]
 
 
-def test_continue_shows_where_the_session_was(fake_server: FakeModelServer, start_ink: StartInk) -> None:
-    fake_server.script(say("Remember this answer."), say("Continued."))
-    ink = start_ink()
-    ink.type_line("a question to remember")
-    ink.wait_text("Remember this answer.")
-    ink.send(CTRL_C + CTRL_C)
-    assert ink.wait_exit() == 0
-    again = start_ink("--continue")
-    again.wait_text("── resumed session")
-    shown = "\n".join(again.scrollback())
-    assert "› a question to remember" in shown and "Remember this answer." in shown
-    again.type_line("go on")
-    again.wait_text("Continued.")
-    assert fake_server.requests[1].user_texts() == ["a question to remember", "go on"]
-
-
 def test_compact_summarises_the_history(fake_server: FakeModelServer, start_ink: StartInk) -> None:
     fake_server.script(say("One."), say("Two."), say("The summary of it all."), say("After."))
     ink = start_ink()

@@ -159,6 +159,19 @@ def describe_call(tool: Tool | None, name: str, args: Mapping[str, Any]) -> Call
     return CallDescription(name)
 
 
+def call_title(tool: Tool | None, name: str, args: Mapping[str, Any]) -> str:
+    """A call's title alone (``bash ls``, ``edit src/a.py``), for showing many calls at once: a tool
+    whose ``describe`` works out more (a file read, a diff) gives its title cheaply by an optional
+    ``title(args)``; any other tool, its description's title."""
+    titled = getattr(tool, "title", None)
+    if callable(titled):
+        try:
+            return str(titled(args))
+        except Exception:
+            pass
+    return describe_call(tool, name, args).title
+
+
 def find_tool(tools: Iterable[Tool], name: str) -> Tool | None:
     """The tool the model knows as ``name``, or None."""
     return next((tool for tool in tools if tool.spec.name == name), None)

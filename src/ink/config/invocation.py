@@ -22,3 +22,4 @@ class Invocation(msgspec.Struct, frozen=True):
     output_format: OutputFormat = "text"
     continue_session: bool = False  # --continue: the latest session of the working directory
     resume_id: str | None = None  # --resume ID
+    pick_session: bool = False  # --resume without an id: the TUI lets the user pick one

@@ -80,20 +80,24 @@ class EditTool(BaseTool):
         the texts given."""
         given = arg_str(args, "path")
         if not given:
-            return CallDescription("edit ?")
+            return CallDescription(self.title(args))
         named = self._workspace.resolve(given)
         paths = written_paths(self._workspace, given)
         planned = self._plan_quietly(given, args)
         if planned is not None:
             content, new_text, _counts, shown = planned
             whole = file_diff(str(named), content.text, new_text, unified_diff(content.text, new_text, shown))
-            return CallDescription(f"edit {given}", paths, preview=(whole,))
+            return CallDescription(self.title(args), paths, preview=(whole,))
         try:
             edits = parse_edits(args)  # the one reading of an edit's arguments, as run reads them
         except ArgumentError:
             edits = []  # the call fails validation: nothing to preview
         preview = tuple(FileDiff(str(named), edit.old_text, edit.new_text) for edit in edits)
-        return CallDescription(f"edit {given}", paths, preview=preview)
+        return CallDescription(self.title(args), paths, preview=preview)
+
+    def title(self, args: Mapping[str, Any]) -> str:
+        """The title of ``describe``, without reading the file (``ink.agent.tool.call_title``)."""
+        return f"edit {arg_str(args, 'path') or '?'}"
 
     def _plan_quietly(
         self, given: str, args: Mapping[str, Any]

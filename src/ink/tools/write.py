@@ -47,15 +47,19 @@ class WriteTool(BaseTool):
         new content against the file it replaces (read now; None for a new, large or binary file)."""
         given, content = arg_str(args, "path"), arg_str(args, "content")
         if not given:
-            return CallDescription("write ?")
+            return CallDescription(self.title(args))
         paths = written_paths(self._workspace, given)
         if content is None:
-            return CallDescription(f"write {given}", paths)
+            return CallDescription(self.title(args), paths)
         path = self._workspace.resolve(given)
         before = current_text(paths[0])
         shown = self._workspace.display(path, given)  # named as the result's diff will name it
         preview = file_diff(str(path), before, content, unified_diff(before or "", content, shown))
-        return CallDescription(f"write {given}", paths, preview=(preview,))
+        return CallDescription(self.title(args), paths, preview=(preview,))
+
+    def title(self, args: Mapping[str, Any]) -> str:
+        """The title of ``describe``, without reading the file (``ink.agent.tool.call_title``)."""
+        return f"write {arg_str(args, 'path') or '?'}"
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolCallContext) -> ToolOutput:
         given = get_str(args, "path")

@@ -58,6 +58,7 @@ from ink.frontends.tui.question import QuestionFocus
 from ink.frontends.tui.rewind import RewindPicker
 from ink.frontends.tui.rewind import key_bindings as rewind_key_bindings
 from ink.frontends.tui.scrollback import InlineApplication, Scrollback
+from ink.frontends.tui.served_models import ServedModels
 from ink.frontends.tui.theme import Theme, make_theme
 from ink.frontends.tui.typeahead import split_typed
 from ink.frontends.tui.view import EventView
@@ -107,7 +108,8 @@ class TuiApp:
         self._pulled_mode: InputMode | None = None  # the mode of a queued input taken back with Up
         self.pastes = Pastes()
         self._dirty = asyncio.Event()
-        self._sources = AppSources(core)
+        self.served_models = ServedModels(core, self._say, self._models_answered)  # /model on a server
+        self._sources = AppSources(core, self.served_models)
         files = FileIndex(core.settings.cwd, self._files_listed)
         self.palette = Palette(self._sources, files, self._dirty.set, core.tasks.spawn)  # / and @ menus
         self._loop = asyncio.get_running_loop()
@@ -565,6 +567,11 @@ class TuiApp:
             return
         if not self._view.expand_next():
             self._view.print(Block("info", "nothing folded to expand"))
+        self._dirty.set()
+
+    def _models_answered(self) -> None:
+        """A server said what it serves: the /model menu lists it."""
+        self.palette.refresh()
         self._dirty.set()
 
     def _files_listed(self) -> None:

@@ -24,6 +24,8 @@ from ink.frontends.tui.folds import header
 from ink.frontends.tui.jobs import jobs_command
 from ink.frontends.tui.keys import KEYS
 from ink.frontends.tui.pausing import toggle_pause
+from ink.frontends.tui.replay import replay
+from ink.frontends.tui.served_models import ServedModels
 from ink.frontends.tui.view import EventView
 from ink.run.controller import QueueError
 from ink.vocabulary import TAKE_MODES, InputMode
@@ -40,6 +42,9 @@ class CommandHost(Protocol):
     def quit(self, status: int) -> None: ...
 
     def open_rewind(self) -> None: ...
+
+    @property
+    def served_models(self) -> ServedModels: ...
 
 
 class Command(msgspec.Struct, frozen=True):
@@ -120,6 +125,10 @@ def _model(host: CommandHost, args: str) -> None:
     """``/model NAME``: later runs use NAME (same provider); the running one keeps its model (R13's rule:
     a run reads its set-up once, at its start)."""
     core = host.core
+    served = host.served_models
+    if not args and served.applies:  # a server of the user's: what it lists, not the catalogue
+        served.list_them()
+        return
     if not args:
         lines = [f"{'*' if m == core.settings.model else ' '} {m}" for m in core.model_choices()]
         head = f"model: {core.settings.model} ({core.settings.provider}); change it with /model NAME"
@@ -132,6 +141,8 @@ def _model(host: CommandHost, args: str) -> None:
         return
     later = " from the next run on" if core.controller.state == "running" else ""
     say(host, f"model: {core.settings.model}{later}")
+    if served.applies:
+        served.check(core.settings.model)
 
 
 def _modes(host: CommandHost, args: str) -> None:
@@ -203,26 +214,10 @@ def _resume(host: CommandHost, args: str) -> None:
         say(host, str(exc), "error")
         return
     say(host, f"── resumed session {info.id[:8]} · {info.message_count} messages ──")
-    host.view.print(*replay_tail(core))
+    host.view.print(*replay(core.controller.history.messages, core.tools.find))
     ended = resume_note(core.jobs)  # R43: what the session's last ink process ended
     if ended is not None:
         say(host, ended, "warning")
-
-
-def replay_tail(core: App, keep: int = 2) -> list[Block]:
-    """The last ``keep`` prompts of a resumed history and the replies after them, to show where it was."""
-    from ink.ai.messages import AssistantMessage, UserMessage
-
-    messages = core.controller.history.messages
-    prompts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage) and m.kind == "prompt"]
-    start = prompts[-keep] if len(prompts) >= keep else 0
-    blocks: list[Block] = []
-    for message in messages[start:]:
-        if isinstance(message, UserMessage):
-            blocks.append(Block("user" if message.kind == "prompt" else "info", message.text))
-        elif isinstance(message, AssistantMessage) and message.text.strip():
-            blocks.append(Block("markdown", message.text))
-    return blocks
 
 
 def _compact(host: CommandHost, args: str) -> None:
@@ -353,7 +348,7 @@ COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
         Command("help", "/help", "keys and commands", _help),
-        Command("model", "/model [NAME]", "show or switch the model (same provider)", _model),
+        Command("model", "/model [NAME]", "show or switch the model (your server: what it serves)", _model),
         Command("modes", "/modes [steer M] [follow-up M]", "queued entries one take removes", _modes),
         Command("clear", "/clear", "start a new conversation (and session)", _clear),
         Command("sessions", "/sessions", "list the sessions of this directory", _sessions),

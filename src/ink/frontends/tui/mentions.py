@@ -128,6 +128,11 @@ def typed_part(prompt: str) -> str:
     return prompt.split(SECTION, 1)[0]
 
 
+def typed_line(line: str) -> str:
+    """A prompt collapsed to one line (as a session listing holds it), without its attachments."""
+    return line.split(" " + SECTION.lstrip(), 1)[0]
+
+
 def shown_prompt(prompt: str, typed: str | None = None) -> str:
     """What the scrollback shows of a prompt: as typed (``typed``, when the prompt sent is not what was
     typed: a custom command's expansion, a paste's placeholder), and how many mentions went with it."""

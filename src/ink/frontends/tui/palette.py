@@ -32,6 +32,7 @@ from ink.frontends.tui.blocks import sanitize
 from ink.frontends.tui.file_index import FileIndex
 from ink.frontends.tui.fuzzy import rank
 from ink.frontends.tui.mentions import path_completions
+from ink.frontends.tui.wrapping import fit
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,8 @@ class Palette:
         self._changed()
 
     def refresh(self) -> None:
-        """Rank again for the same text (the file index grew)."""
-        if self.context is not None and self.context.kind == "mention":
+        """Rank again for the same text (the file index grew, a server listed its models)."""
+        if self.context is not None and self.context.kind in ("mention", "argument"):
             self.update(self._before)
 
     def dismiss(self) -> None:
@@ -202,10 +203,10 @@ class Palette:
         out: Fragments = []
         for index, item in enumerate(shown, start):
             chosen = index == self.selected
-            label = _cut(sanitize(item.label), column - 2)
+            label = fit(sanitize(item.label), column - 2)
             out.append(("class:prompt" if chosen else "", "› " if chosen else "  "))
             out.append(("bold" if chosen else "", label + " " * (column - get_cwidth(label))))
-            out.append(("class:hint", _cut(item.meta, width - column - 3) + "\n"))
+            out.append(("class:hint", fit(item.meta, width - column - 3) + "\n"))
         out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
         return out
 
@@ -230,17 +231,6 @@ def _path_item(path: str) -> Item:
 def _ranked(query: str, items: list[Item]) -> list[Item]:
     """``items`` that match ``query``, best first (the ``@`` left out of the match)."""
     return rank(query, items, lambda i: i.text[1:], LIMIT)
-
-
-def _cut(text: str, room: int) -> str:
-    text = text.replace("\n", " ")
-    if room <= 0:
-        return ""
-    if get_cwidth(text) <= room:
-        return text
-    while text and get_cwidth(text) > room - 1:
-        text = text[:-1]
-    return text + "…"
 
 
 class PaletteActions(Protocol):

@@ -10,19 +10,22 @@ from pathlib import Path
 
 from ink.app import App
 from ink.frontends.tui.commands import palette_commands
+from ink.frontends.tui.served_models import ServedModels
 from ink.wiring.mcp_part import mcp_of
 
 Choices = Callable[[], Sequence[tuple[str, str]]]
 
 
 class AppSources:
-    """``models``: the values ``/model`` offers (the served models of a server ink does not know, once
-    asked; else the catalogue's)."""
+    """``served``: the models a server of the user's lists, which ``/model`` offers instead of the
+    catalogue's when it applies."""
 
-    def __init__(self, core: App, models: Choices | None = None) -> None:
+    def __init__(self, core: App, served: ServedModels | None = None) -> None:
         self._core = core
         self._arguments: dict[str, Choices] = {
-            "model": models or (lambda: model_choices(core)),
+            "model": lambda: (
+                served.choices() if served is not None and served.applies else model_choices(core)
+            ),
             "resume": lambda: session_choices(core),
         }
 
@@ -47,6 +50,7 @@ def model_choices(core: App) -> list[tuple[str, str]]:
 
 def session_choices(core: App) -> list[tuple[str, str]]:
     """The sessions of this folder, newest first: their id's first 8 characters, age and first prompt."""
+    from ink.frontends.tui.session_picker import one_line_prompt
     from ink.rewind import ago
 
     if core.sessions is None:
@@ -54,7 +58,7 @@ def session_choices(core: App) -> list[tuple[str, str]]:
     now = time.time()
     found = core.sessions.sessions(core.settings.cwd)
     return [
-        (info.id[:8], f"{ago(now - info.updated)} · {info.first_prompt or '(no prompt yet)'}")
+        (info.id[:8], f"{ago(now - info.updated)} · {one_line_prompt(info)}")
         for info in found
         if info.id != core.session_id
     ]

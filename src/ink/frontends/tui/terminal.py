@@ -35,15 +35,21 @@ def run_tui(settings: Settings, invocation: Invocation) -> int:
         )
         return EXIT_USAGE
     choice = SessionChoice(invocation.continue_session, invocation.resume_id)
-    return asyncio.run(_serve(settings, invocation.prompt, choice))
+    return asyncio.run(_serve(settings, invocation.prompt, choice, pick=invocation.pick_session))
 
 
-async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) -> int:
-    """Build the app, run the UI, then close everything (aborting a run that still goes on)."""
+async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice, *, pick: bool = False) -> int:
+    """Build the app, run the UI, then close everything (aborting a run that still goes on). ``pick``:
+    the session is chosen in a picker first (``ink --resume`` without an id); quitting it quits ink."""
     from prompt_toolkit.patch_stdout import patch_stdout
 
     from ink.frontends.tui.app import TuiApp
 
+    if pick:
+        picked = await _picked_session(settings)
+        if picked is None:
+            return 0
+        choice = SessionChoice(resume_id=picked)
     saved = _terminal_modes()
 
     def force_exit(status: int) -> None:  # R21: the second interrupt; no more waiting for the abort
@@ -72,6 +78,23 @@ async def _serve(settings: Settings, prompt: str | None, choice: SessionChoice) 
     return status
 
 
+async def _picked_session(settings: Settings) -> str | None:
+    """The id of the session the user picks among this directory's, or None: none there (said in one
+    line) or the picker quit. Nothing is written either way."""
+    from ink.frontends.tui.commands import shorten_home
+    from ink.frontends.tui.session_picker import pick_session
+    from ink.store import SessionStore
+
+    where = shorten_home(settings.cwd)
+    sessions = SessionStore(settings.session_dir).sessions(settings.cwd)
+    if not sessions:
+        print(f"ink: no sessions in {where} to resume yet; `ink` starts one", file=sys.stderr)
+        return None
+    theme = choose(settings.theme, settings.code_theme, os.environ, None)  # not asked yet: no answer
+    picked = await pick_session(sessions, where, theme)
+    return picked.id if picked is not None else None
+
+
 def _typed_and_theme(settings: Settings) -> tuple[str, Theme]:
     """The keys typed while ink started, and the colours: with ``theme = "auto"`` the terminal is asked
     for its background at the same time (its answer comes in with the keys)."""
@@ -83,7 +106,8 @@ def _typed_and_theme(settings: Settings) -> tuple[str, Theme]:
 
 def _banner(core: App, choice: SessionChoice) -> list[Block]:
     from ink import __version__
-    from ink.frontends.tui.commands import replay_tail, shorten_home
+    from ink.frontends.tui.commands import shorten_home
+    from ink.frontends.tui.replay import replay
 
     settings = core.settings
     where = shorten_home(settings.cwd)
@@ -92,7 +116,7 @@ def _banner(core: App, choice: SessionChoice) -> list[Block]:
     if core.session is not None and core.session.loaded is not None:
         count = len(core.controller.history.messages)
         blocks.append(Block("info", f"── resumed session {core.session.id[:8]} · {count} messages ──"))
-        blocks.extend(replay_tail(core))
+        blocks.extend(replay(core.controller.history.messages, core.tools.find))
     return blocks
 
 

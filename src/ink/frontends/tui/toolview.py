@@ -27,7 +27,12 @@ EXPAND_KEY = "ctrl+o"
 
 def summary(described: CallDescription) -> str:
     """``bash ls -la``, ``read src/a.py``, ``grep TODO in src``: the call's title, on one short line."""
-    title = sanitize(described.title)
+    return summary_of(described.title)
+
+
+def summary_of(title: str) -> str:
+    """A call's title on one short line."""
+    title = sanitize(title)
     return title if len(title) <= SUMMARY_WIDTH else title[: SUMMARY_WIDTH - 1] + "…"
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from ink.agent.tool import CallDescription, Tool, describe_call
+from ink.agent.tool import CallDescription, Tool, call_title, describe_call
 from ink.ai.messages import ToolResult
 from ink.frontends.reducer import EventReducer
 from ink.frontends.tui import budget, jobs, pausing
@@ -26,7 +26,7 @@ from ink.frontends.tui.folds import Folds, header
 from ink.frontends.tui.mentions import shown_prompt
 from ink.frontends.tui.splitter import BlockSplitter
 from ink.frontends.tui.subagents import SubAgentLines, summary_block
-from ink.frontends.tui.toolview import EXPAND_KEY, folded_output, result_blocks, summary
+from ink.frontends.tui.toolview import EXPAND_KEY, folded_output, result_blocks, summary, summary_of
 from ink.run import events as ev
 from ink.vocabulary import ALLOWING, Decision
 
@@ -251,7 +251,7 @@ class EventView(EventReducer):
     # -- pieces -----------------------------------------------------------------------------------
 
     def _summary(self, name: str, args: Mapping[str, Any]) -> str:
-        return summary(describe_call(self._tools(name), name, args))
+        return summary_of(call_title(self._tools(name), name, args))  # no file read for a title
 
     def _resolved(self, request_id: str, decision: Decision) -> None:
         """The question is gone: the status says what happens now, and an allowed call's time starts

@@ -15,6 +15,17 @@ def width_of(text: str) -> int:
     return len(text) if text.isascii() else get_cwidth(text)
 
 
+def fit(text: str, room: int) -> str:
+    """``text`` on one row of at most ``room`` columns, ended with "…" where it was cut."""
+    text = text.replace("\n", " ")
+    if room <= 0:
+        return ""
+    if width_of(text) <= room:
+        return text
+    head = wrap_chars(text, max(1, room - 1))[0]
+    return (head if width_of(head) < room else "") + "…"
+
+
 def wrap_chars(line: str, width: int) -> list[str]:
     """``line`` cut into rows of at most ``width`` columns (one empty row for an empty line)."""
     width = max(1, width)
