@@ -13,6 +13,8 @@ with a warning: one bad file must not take the others (or ink) down.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -24,6 +26,9 @@ import msgspec
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import find_in_project, untrusted_file
 
+MAX_DEPTH = 8  # folders below commands/: /a:b:c:d:e:f:g:h is as deep as a command name goes
+MAX_FILES = 2_000  # command files read from one folder's tree (each is read at start-up)
+MAX_ENTRIES = 10_000  # entries of one folder looked at
 # Claude Code's tool names, so that its command files work unchanged.
 FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
 
@@ -147,7 +152,7 @@ def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
     if not directory.is_dir():
         return []
     commands = []
-    for path in sorted(directory.rglob("*.md")):
+    for path in markdown_files(directory, warnings, "commands"):
         relative = path.relative_to(directory).with_suffix("")
         name = ":".join(relative.parts)
         if not re.fullmatch(r"[\w.:-]+", name):
@@ -173,6 +178,47 @@ def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
             )
         )
     return commands
+
+
+def markdown_files(directory: Path, warnings: list[str], kind: str, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """The ``*.md`` entries under ``directory`` (``kind``: what they are, for a warning), sorted, found by
+    a walk a repository cannot overrun: a stack, not recursion (folders nested thousands deep made
+    ``rglob`` die of RecursionError, and ink with it, before its first request), at most ``max_depth``
+    folders deep and ``MAX_FILES`` files, each bound said once. Symlinked folders are not entered (no
+    loops), as ``rglob`` did not."""
+    found: list[Path] = []
+    deeper = crowded = False
+    folders = [(directory, 0)]
+    while folders and len(found) <= MAX_FILES:
+        folder, depth = folders.pop()
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(itertools.islice(scan, MAX_ENTRIES + 1))
+        except OSError:
+            continue  # unreadable, or gone: as rglob did
+        crowded = crowded or len(entries) > MAX_ENTRIES
+        for entry in entries[:MAX_ENTRIES]:
+            if _real_folder(entry):
+                deeper = deeper or depth >= max_depth
+                if depth < max_depth:
+                    folders.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".md"):
+                found.append(Path(entry.path))
+    if deeper and max_depth > 0:  # a folder of agent types has no sub-folders to read
+        warnings.append(f"{directory}: folders more than {max_depth} deep are not read for {kind}")
+    if len(found) > MAX_FILES or crowded:
+        warnings.append(
+            f"{directory}: more than {MAX_FILES:,} files of {kind} or {MAX_ENTRIES:,} entries in a folder; "
+            "the rest are not read"
+        )
+    return sorted(found)[:MAX_FILES]
+
+
+def _real_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _allowed(
