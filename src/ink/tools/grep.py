@@ -7,6 +7,7 @@ The ``rg`` binary comes from the pinned ``ripgrep`` wheel in ink's own environme
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -23,6 +24,9 @@ from ink.tools.workspace import Workspace
 GREP_TIMEOUT = 60.0
 MAX_CONTEXT = 20
 MAX_COLUMNS = 500
+PARTIAL_NOTE = "[Some paths could not be searched (below: which and why); the matches are from the rest.]"
+MAX_ERRORS, MAX_ERROR_CHARS = 5, 300
+_OS_ERROR = re.compile(r"\(os error \d+\)$")  # rg's words for a path it could not open or read
 _BASE_FLAGS = [
     "--no-config",  # a user's RIPGREP_CONFIG_PATH must not change what the model sees
     "--line-number",
@@ -141,9 +145,26 @@ class GrepTool(BaseTool):
         if result.exit_code == 1 and not result.output.strip():
             where = "the working directory" if target == self._workspace.root else shown
             return ToolOutput(f"No matches for {bounded(repr(pattern))} in {where}.")
+        if result.exit_code == 2 and (partial := _found_despite_errors(result.output)) is not None:
+            return ToolOutput(partial)
         if result.exit_code not in (0, 1):
             return error(f"ripgrep failed (exit code {result.exit_code}):\n{result.output}".rstrip())
         return ToolOutput(result.output.rstrip("\n"))
+
+
+def _found_despite_errors(output: str) -> str | None:
+    """rg exits 2 when any path could not be searched (unreadable, a name too long to open in a tree
+    nested thousands deep) but still prints what it found elsewhere: one such path in a repository must
+    not throw away every match. The matches, then ``PARTIAL_NOTE`` and rg's own lines (``rg: ``), the
+    first few, each cut short; None when there is no match (rg's error says it all)."""
+    lines = output.splitlines()
+    found = [line for line in lines if line and not line.startswith("rg: ")]
+    errors = [line for line in lines if line.startswith("rg: ")]
+    if not found or not all(_OS_ERROR.search(line) for line in errors):  # a pattern's error: no search
+        return None
+    errors = [bounded(line, MAX_ERROR_CHARS) for line in errors]
+    more = [f"[... {len(errors) - MAX_ERRORS} more]"] if len(errors) > MAX_ERRORS else []
+    return "\n".join([*found, PARTIAL_NOTE, *errors[:MAX_ERRORS], *more])
 
 
 def _option_flags(args: Mapping[str, Any]) -> list[str]:

@@ -32,13 +32,16 @@ class WalkState(msgspec.Struct):
 def walk(
     folder: Path, rules: IgnoreRules, state: WalkState, max_depth: int | None = None
 ) -> Iterator[tuple[Path, bool]]:
-    """Yield (path, is_dir) for every entry below ``folder`` that is not ignored, in tree order."""
-    try:
-        with os.scandir(folder) as scan:
-            entries = sorted(scan, key=lambda e: e.name)
-    except OSError:
-        return  # unreadable folders are skipped, as find and rg do
-    for entry in entries:
+    """Yield (path, is_dir) for every entry below ``folder`` that is not ignored, in tree order. A stack
+    of the folders being listed, not recursion: a repository's folders nested thousands deep (a path
+    longer than any the system opens) end the walk there, not the tool with a RecursionError."""
+    stack = [(iter(_sorted_entries(folder)), rules, max_depth)]
+    while stack:
+        entries, rules, depth = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         if state.stop.is_set() or state.visits >= MAX_VISITS:
             state.exhausted = state.visits >= MAX_VISITS
             return
@@ -48,9 +51,17 @@ def walk(
         if rules.ignored(path, is_dir):
             continue
         yield path, is_dir
-        if is_dir and not entry.is_symlink() and (max_depth is None or max_depth > 1):
-            deeper = None if max_depth is None else max_depth - 1
-            yield from walk(path, rules.enter(path), state, deeper)
+        if is_dir and not entry.is_symlink() and (depth is None or depth > 1):
+            deeper = None if depth is None else depth - 1
+            stack.append((iter(_sorted_entries(path)), rules.enter(path), deeper))
+
+
+def _sorted_entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as scan:
+            return sorted(scan, key=lambda e: e.name)
+    except OSError:
+        return []  # unreadable folders (or a path too long to open) are skipped, as find and rg do
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

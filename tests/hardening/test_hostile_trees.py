@@ -1,0 +1,115 @@
+"""A repository's folder trees made to overrun a walk (issue 29): nested thousands deep (a path longer than
+the system opens), or holding thousands of command files. ``ink -p`` died of RecursionError before its
+first request with such a tree under ``.ink/commands`` or ``.claude/commands``, glob failed whole on any
+``**`` pattern, and grep threw away every match for one path it could not open."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ink.agent.tool import Tool
+from ink.config.commands import MAX_DEPTH, MAX_FILES, load_commands
+from ink.tools import ProcessRegistry, Workspace, default_tools
+from ink.tools.grep import PARTIAL_NOTE
+from tests.fakeserver import FakeModelServer, say
+from tests.hardening.test_hostile_repo_files import ink_p
+from tests.tools.conftest import call
+
+DEPTH = 3000  # past Python's recursion limit, and a path ("a/" x 3000) longer than PATH_MAX
+
+
+MADE: list[Path] = []  # the tops of the chains this test made
+
+
+@pytest.fixture(autouse=True)
+def _flatten_after() -> Iterator[None]:
+    """pytest's own clean-up of tmp dirs recurses (shutil.rmtree) and dies on these trees: each chain
+    is taken apart here first."""
+    yield
+    while MADE:
+        remove_chain(MADE.pop())
+
+
+def remove_chain(top: Path) -> None:
+    """Remove ``top/a/a/.../a`` and what is at its bottom: ``a/a`` moved up to ``top/b``, ``a`` removed,
+    ``b`` renamed ``a``, one level at a time (every path stays short)."""
+    while (top / "a").is_dir() and os.listdir(top / "a") == ["a"]:
+        os.rename(top / "a" / "a", top / "b")
+        os.rmdir(top / "a")
+        os.rename(top / "b", top / "a")
+    shutil.rmtree(top / "a", ignore_errors=True)
+
+
+def nested(top: Path, depth: int = DEPTH) -> None:
+    """``top/a/a/.../a``, made through folder descriptors (the full path cannot be opened)."""
+    top.mkdir(parents=True, exist_ok=True)
+    MADE.append(top)
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=fd)
+            deeper = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        with open(os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as file:
+            file.write("found at the bottom\n")
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("folder", [".ink/commands", ".claude/commands", ".claude/agents"])
+def test_a_command_tree_nested_thousands_deep_leaves_ink_answering(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path, folder: str
+) -> None:
+    (project / ".git").mkdir()
+    nested(project / folder)
+    (project / folder / "good.md").write_text("a good one\n")
+    fake_server.script(say("hello"))
+    done = ink_p(fake_server, project, tmp_path)
+    assert done.returncode == 0 and done.stdout == "hello\n", done.stderr[-2000:]
+    if folder.endswith("commands"):
+        assert f"folders more than {MAX_DEPTH} deep are not read for commands" in done.stderr
+
+
+def test_commands_are_read_to_a_bound_with_a_warning(project: Path, tmp_path: Path) -> None:
+    folder = project / ".ink" / "commands"
+    folder.mkdir(parents=True)
+    for number in range(MAX_FILES + 1):
+        (folder / f"c{number:05}.md").write_text("x\n")
+    book = load_commands(project, tmp_path / "inkhome")
+    assert len(book.commands) == MAX_FILES and "c00000" in book.commands
+    assert book.warnings == (
+        f"{folder}: more than {MAX_FILES:,} files of commands or 10,000 entries in a folder; "
+        "the rest are not read",
+    )
+    user = tmp_path / "inkhome" / "commands"
+    nested(user / "ns", MAX_DEPTH - 1)  # ns:a:...:a:deep is as deep as a command goes
+    nested(user / "too", MAX_DEPTH)
+    (folder / "c00000.md").unlink()
+    book = load_commands(project, tmp_path / "inkhome")
+    assert "ns:" + "a:" * (MAX_DEPTH - 1) + "deep" in book.commands and "c00000" not in book.commands
+    assert f"{user}: folders more than {MAX_DEPTH} deep are not read for commands" in book.warnings
+
+
+async def test_glob_and_grep_answer_beside_a_tree_nested_thousands_deep(
+    project: Path, tmp_path: Path
+) -> None:
+    nested(project / "deep")
+    (project / "src.py").write_text("needle = 1\n")
+    tools: dict[str, Tool] = {
+        tool.spec.name: tool for tool in default_tools(Workspace(project), ProcessRegistry(), kill_delay=0.2)
+    }
+    found = await call(tools["glob"], pattern="**/*.py")
+    assert not found.is_error and found.output == "src.py", found.output
+    listed = await call(tools["glob"], pattern="deep/**/a")
+    assert listed.output.startswith("deep/a/\ndeep/a/a/\n"), listed.output[:200]
+    matches = await call(tools["grep"], pattern="needle")
+    assert not matches.is_error, matches.output[:300]
+    assert matches.output.splitlines()[0] == "src.py:1:needle = 1"
+    [note, error] = matches.output.splitlines()[1:]
+    assert note == PARTIAL_NOTE and error.startswith("rg: ./deep/a/a/") and "characters cut" in error
