@@ -61,8 +61,12 @@ class LocalServer:
         *,
         template: Path | None = None,
         temperature: float | None = None,
+        began: float | None = None,
     ) -> None:
+        """``began``: when the start began (``time.monotonic``), for a restart: "still loading" counts the
+        whole start's time, not the restart's (it said "(5 s)" twice)."""
         self.model = model
+        self._began = began
         self.temperature = temperature
         self.log_path = log_path
         self.progress = progress
@@ -131,6 +135,8 @@ class LocalServer:
         return self.process.pid if self.process is not None else None
 
     def _still_loading(self, seconds: float) -> None:
+        if self._began is not None:
+            seconds = time.monotonic() - self._began
         self._say(f"still loading {self.model.name} ({seconds:.0f} s)")
 
     def _say(self, text: str) -> None:
@@ -153,7 +159,9 @@ def start_local(
     if supports_tools(props) is False:
         if "<|im_start|>" in str(props.get("chat_template", "")):
             server.stop()
-            server = LocalServer(model, log, progress, template=template_path(), temperature=temperature)
+            server = LocalServer(
+                model, log, progress, template=template_path(), temperature=temperature, began=began
+            )
             server.start()
         else:
             progress.write(
