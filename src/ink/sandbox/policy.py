@@ -13,7 +13,6 @@ Network is off in both sandboxed modes unless ``network`` is true.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TypeAlias, get_args
@@ -82,6 +81,8 @@ def build_policy(
 
 def make_private_temporary() -> Path:
     """A fresh folder only this user can enter, for ``read-only``'s commands (removed by the caller)."""
+    import tempfile  # here: the default mode never needs it (tempfile and random, ~1 ms of every start)
+
     return Path(tempfile.mkdtemp(prefix="ink-sandbox-tmp-"))
 
 
