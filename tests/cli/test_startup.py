@@ -80,7 +80,7 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 # is used (the bash parser for a command that is not plain words, psutil to search or signal a process
 # that lives on, fastjsonschema for arguments that do not plainly fit their schema, difflib for an edit,
 # sysconfig to find rg, shlex for a custom command's arguments, the idna codec for a host name that is
-# not ASCII, tempfile for the read-only sandbox's private folder).
+# not ASCII, random for a retry's jitter, tempfile for the read-only sandbox's private folder).
 NOT_FOR_A_PLAIN_TURN = (
     "bashlex",
     "ink.permissions.bash_tables",
@@ -90,6 +90,7 @@ NOT_FOR_A_PLAIN_TURN = (
     "sysconfig",
     "shlex",
     "encodings.idna",
+    "random",
     "tempfile",
 )  # hashlib is used now: remembered answers live per project under $INK_HOME, in a folder named by digest
 
