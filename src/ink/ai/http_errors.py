@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from ink.ai.errors import (
@@ -38,20 +39,25 @@ from ink.ai.http1 import (
     TrustStoreError,
 )
 
-_OVERFLOW = re.compile(
-    r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|exceeds the context window"
-    r"|context window exceeds|reduce the length of the messages|input is too long|too many (input )?tokens"
-    r"|exceeds the available context size|greater than the context length|exceeded model token limit"
-    r"|input token count.*exceeds",
-    re.IGNORECASE,
-)
 _MAX_BODY_CHARS = 500
+
+
+@cache
+def _overflow() -> re.Pattern[str]:
+    """Compiled on first use (~0.35 ms): only a failed request is read for it."""
+    return re.compile(
+        r"prompt is too long|maximum context length|context[_ ]length[_ ]exceeded"
+        r"|exceeds the context window|context window exceeds|reduce the length of the messages"
+        r"|input is too long|too many (input )?tokens|exceeds the available context size"
+        r"|greater than the context length|exceeded model token limit|input token count.*exceeds",
+        re.IGNORECASE,
+    )
 
 
 def is_context_overflow(message: str, code: str | None = None, kind: str | None = None) -> bool:
     if code == "context_length_exceeded" or kind == "context_length_exceeded":
         return True
-    return bool(_OVERFLOW.search(message))
+    return bool(_overflow().search(message))
 
 
 def parse_retry_after(headers: Headers) -> float | None:
