@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -22,19 +23,37 @@ from ink.sandbox.policy import SandboxPolicy
 
 DenialKind = Literal["write", "read", "network", "signal"]
 _REFUSALS = ("Permission denied", "Operation not permitted", "Read-only file system")
-_QUOTED = re.compile(r"""['‘"`](?P<path>[^'’"`\n]+)['’"`]""")
-_BEFORE_ERROR = re.compile(
-    r"(?:^|: )(?P<path>[^:\n]+): (?:Permission denied|Operation not permitted|Read-only file system)"
-)
-_KILL = re.compile(r"kill: \(?(?P<pid>\d+)\)? - Operation not permitted")
-_NETWORK = re.compile(
-    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
-    r"Name or service not known|getaddrinfo failed|nodename nor servname|"
-    r"Failed to establish a new connection|"
-    r"Could not resolve proxy|unable to access '[a-z]+://",
-    re.IGNORECASE,
-)
 _MAX_SCANNED = 64 * 1024  # characters from each end of the output: denials sit near where it stopped
+
+
+# The patterns are compiled on first use (~0.6 ms together): only a confined command's output is read
+# with them, and the last three only on a line that quotes a refusal.
+@cache
+def _network() -> re.Pattern[str]:
+    return re.compile(
+        r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
+        r"Name or service not known|getaddrinfo failed|nodename nor servname|"
+        r"Failed to establish a new connection|"
+        r"Could not resolve proxy|unable to access '[a-z]+://",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def _kill() -> re.Pattern[str]:
+    return re.compile(r"kill: \(?(?P<pid>\d+)\)? - Operation not permitted")
+
+
+@cache
+def _quoted() -> re.Pattern[str]:
+    return re.compile(r"""['‘"`](?P<path>[^'’"`\n]+)['’"`]""")
+
+
+@cache
+def _before_error() -> re.Pattern[str]:
+    return re.compile(
+        r"(?:^|: )(?P<path>[^:\n]+): (?:Permission denied|Operation not permitted|Read-only file system)"
+    )
 
 
 class Denial(msgspec.Struct, frozen=True):
@@ -61,15 +80,15 @@ def find_denial(output: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
 
 
 def _in_line(line: str, policy: SandboxPolicy, cwd: Path) -> Denial | None:
-    if not policy.network and _NETWORK.search(line):
+    if not policy.network and _network().search(line):
         return Denial("network", line.strip()[:200])
     if not any(word in line for word in _REFUSALS):
         return None
-    kill = _KILL.search(line)
+    kill = _kill().search(line)
     if kill:
         return Denial("signal", kill["pid"])
-    candidates = [m["path"] for m in _QUOTED.finditer(line)]
-    candidates += [m["path"].split(": ")[-1] for m in _BEFORE_ERROR.finditer(line)]
+    candidates = [m["path"] for m in _quoted().finditer(line)]
+    candidates += [m["path"].split(": ")[-1] for m in _before_error().finditer(line)]
     for candidate in candidates:
         found = _judge(candidate.strip(), policy, cwd)
         if found is not None:
