@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ink.ai.unicode import sendable_json
-from ink.frontends.stdio import encode_line, load_json
+from ink.frontends.stdio import DuplicateKey, encode_line, load_json
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +92,12 @@ def encode_message(message: Mapping[str, Any]) -> bytes:
 
 
 def parse_message(line: bytes) -> Call | Reply:
-    """Read one line. Raises ``RpcError`` (parse error, invalid request, invalid params) otherwise."""
+    """Read one line. Raises ``RpcError`` (parse error, invalid request, invalid params) otherwise; a
+    reply that names a key twice is a ``Reply`` with an error (``_ambiguous``)."""
     try:
         data = load_json(line)
+    except DuplicateKey as exc:  # R39: a message that reads two ways is none
+        return _ambiguous(exc)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: too deep
         raise RpcError(PARSE_ERROR, f"Parse error: the line is not valid JSON ({exc})") from None
     data = sendable_json(data, line)  # a "\\ud800" escape in a prompt must not poison the session
@@ -127,6 +130,18 @@ def parse_message(line: bytes) -> Call | Reply:
             notification=not has_id,
         )
     return Call(method, params, request_id, is_notification=not has_id)
+
+
+def _ambiguous(exc: DuplicateKey) -> Reply:
+    """A message naming a key twice is refused. An answer to one of ink's requests (a permission
+    question) fails that request, so it is denied at once rather than left waiting; a request of the
+    editor's is answered with an error, under its id unless the id is the key named twice."""
+    data = exc.lenient()
+    found = data.get("id") if isinstance(data, dict) and exc.key != "id" else None
+    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    if isinstance(data, dict) and "method" not in data and request_id is not None:
+        return Reply(request_id, error={"code": INVALID_REQUEST, "message": str(exc)})
+    raise RpcError(INVALID_REQUEST, f"Invalid request: {exc}", request_id=request_id)
 
 
 def _reply(data: Mapping[str, Any], request_id: RequestId) -> Reply:

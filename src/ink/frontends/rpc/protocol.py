@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 import msgspec
 
 from ink.ai.unicode import sendable_json
-from ink.frontends.stdio import load_json
+from ink.frontends.stdio import DuplicateKey, load_json
 from ink.vocabulary import ANSWERS, INPUT_MODES, TAKE_MODES
 
 JsonId: TypeAlias = str | int | float
@@ -100,6 +100,8 @@ def parse_line(raw: bytes) -> Command | Rejection:
     text, utf8_problem = _decode(raw)
     try:
         data = load_json(text)
+    except DuplicateKey as exc:  # refused; its id and type still echoed when they are not the key
+        return _ambiguous(exc)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
         return Rejection(utf8_problem or f"the line is not valid JSON: {exc}")
     if not isinstance(data, dict):
@@ -120,6 +122,18 @@ def parse_line(raw: bytes) -> Command | Rejection:
     assert name is not None
     fields = {k: v for k, v in data.items() if k not in ENVELOPE}
     return Command(name, fields, command_id, has_id)
+
+
+def _ambiguous(exc: DuplicateKey) -> Rejection:
+    """A command naming a key twice (R39: read two ways, it is no command): what can be echoed of it."""
+    data = exc.lenient()
+    if not isinstance(data, dict) or exc.key in ENVELOPE:
+        return Rejection(str(exc))
+    kind = data.get("type")
+    command_id = data.get("id")
+    has_id = "id" in data and isinstance(command_id, str | int | float) and not isinstance(command_id, bool)
+    name = kind if isinstance(kind, str) else None
+    return Rejection(str(exc), command_id if has_id else None, has_id, name)
 
 
 def response(
