@@ -205,6 +205,12 @@ def test_malformed_toml_names_file_and_line(
         ('steering_mode = "some"\n', 1, "steering_mode must be one of all, one-at-a-time (got 'some')"),
         ('provider = "mistral"\n', 1, "provider must be one of openai, openai-responses, anthropic"),
         ("\n\nkill_delay = 5\n", 3, "kill_delay must be at most 2 (got 5.0)"),
+        # TOML's nan passed every bound (a project's timed every permission question out at once)
+        ("permission_timeout = nan\n", 1, "permission_timeout must be a finite number (got nan)"),
+        ("kill_delay = -nan\n", 1, "kill_delay must be a finite number (got nan)"),
+        ("grace_seconds = inf\n", 1, "grace_seconds must be a finite number (got inf)"),
+        ("[notify]\nafter_seconds = nan\n", 2, "after_seconds must be a finite number (got nan)"),
+        ("[limits.run]\nmax_cost_usd = inf\n", 2, "max_cost_usd must be a finite number (got inf)"),
         ('model = ""\n', 1, "model must not be empty"),
         ('base_url = "localhost:8080"\n', 1, "base URL 'localhost:8080' is not an http(s) URL"),
         ('base_url = "http://[::1/v1"\n', 1, "base URL 'http://[::1/v1' has an invalid host"),

@@ -17,6 +17,7 @@ cannot use, or a part of one it does not support, is a warning, never a reason t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,8 +204,8 @@ def _group(
             warnings.append(f"{at}: only hooks of type command with a command run in ink; it does not run")
             continue
         timeout = hook.get("timeout", 60)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            timeout = 60
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+            timeout = 60  # JSON's NaN (Python reads it) passed "<= 0" and timed every call out at once
         specs.append(HookSpec(event, command, at, matcher or None, min(float(timeout), MAX_TIMEOUT), scope))
     return specs
 

@@ -6,6 +6,7 @@ message wherever it came from; only the "where" differs (``path:line``, ``--flag
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from ink.config.catalogue import provider_names
@@ -42,6 +43,8 @@ class Key(NamedTuple):  # a NamedTuple, not a dataclass: ~10x cheaper to define 
         if isinstance(value, str) and not value.strip():
             raise ConfigError(f"{where}: {self.name} must not be empty")
         number = float(value) if isinstance(value, int | float) else 0.0
+        if not math.isfinite(number):  # TOML's nan passes every bound, and inf is no number of seconds
+            raise ConfigError(f"{where}: {self.name} must be a finite number (got {value!r})")
         if self.minimum is not None and number < self.minimum:
             raise ConfigError(f"{where}: {self.name} must be at least {self.minimum:g} (got {value!r})")
         if self.maximum is not None and number > self.maximum:
