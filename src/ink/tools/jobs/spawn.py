@@ -47,10 +47,10 @@ async def start_keeper(
     token = ProcessRegistry.new_token()
     sandbox_env = confinement.env if confinement is not None else {}
     env = {**os.environ, **SHELL_ENV, **sandbox_env, TOKEN_ENV: token}
+    steps = (confinement.preexec(),) if confinement is not None else ()  # may raise: before any pipe
     out_r, out_w = os.pipe()
     status_r, status_w = os.pipe()
     keeper = [sys.executable, "-I", "-S", str(KEEPER), f"{kill_delay:g}", str(status_w), "--"]
-    steps = (confinement.preexec(),) if confinement is not None else ()
     with orphans.starting_child():  # until noted as ink's own, a child that ended looks like an orphan
         try:
             proc = await asyncio.create_subprocess_exec(
