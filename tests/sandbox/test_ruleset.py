@@ -62,21 +62,41 @@ async def test_R41_a_secret_in_a_writable_folder_adds_one_rule_per_path_and_stay
     )
     kernel = RecordingKernel()
     confined = Confinement(policy, kernel)
+
+    async def run(command: str) -> tuple[int | None, str]:
+        result = await run_shell(command, tmp_path, AbortSignal(), registry, timeout=60, confinement=confined)
+        return result.exit_code, result.output.strip()
+
     try:
+        assert await run(f"cat {ink_home / 'secret.txt'}") != (0, "SECRET")
         assert sorted(path for path, count in Counter(kernel.paths).items() if count > 1) == []
         assert str(beside) in kernel.paths and str(ink_home) not in kernel.paths
-
-        async def run(command: str) -> tuple[int | None, str]:
-            result = await run_shell(
-                command, tmp_path, AbortSignal(), registry, timeout=60, confinement=confined
-            )
-            return result.exit_code, result.output.strip()
-
-        assert await run(f"cat {ink_home / 'secret.txt'}") != (0, "SECRET")
         assert await run(f"cat {beside / 'notes.txt'}") == (0, "readable")
         assert await run(f"echo x > {beside / 'new.txt'} && echo x > made.txt") == (0, "")
         assert (beside / "new.txt").exists() and (tmp_path / "made.txt").exists()
         assert (await run(f"cat {fake_home / '.ssh' / 'id_ed25519'}"))[0] != 0
         assert await run(f"cat {fake_home / 'notes.txt'}") == (0, "readable")
+    finally:
+        confined.close()
+
+
+async def test_R41_the_ruleset_is_built_when_the_first_command_starts(
+    tmp_path: Path, fake_home: Path, registry: ProcessRegistry
+) -> None:
+    """A run that starts no command (a text turn) never walks the folders around the secrets."""
+    require_sandbox()
+    policy = build_policy("workspace-write", tmp_path, environ={"HOME": str(fake_home)})
+    kernel = RecordingKernel()
+    confined = Confinement(policy, kernel)
+    try:
+        assert kernel.paths == []
+        result = await run_shell(
+            "echo hi", tmp_path, AbortSignal(), registry, timeout=60, confinement=confined
+        )
+        assert (result.exit_code, result.output.strip()) == (0, "hi")
+        assert str(tmp_path) in kernel.paths
+        built = len(kernel.paths)
+        await run_shell("echo again", tmp_path, AbortSignal(), registry, timeout=60, confinement=confined)
+        assert len(kernel.paths) == built  # kept for the next command
     finally:
         confined.close()

@@ -1,7 +1,8 @@
 """Turning a ``SandboxPolicy`` into what a child applies to itself between fork and exec.
 
-The Landlock ruleset is built once in ink and kept open; the child only sets no_new_privs, enters the
-ruleset and, with the network off, installs the seccomp filter: three system calls, no extra program.
+The Landlock ruleset is built in ink when the first command starts and kept open; the child only sets
+no_new_privs, enters the ruleset and, with the network off, installs the seccomp filter: three system
+calls, no extra program.
 Everything the command starts inherits all three, detached ``setsid`` children included.
 
 Secret folders are kept unreadable by granting reads on everything *around* them: Landlock only adds
@@ -64,7 +65,11 @@ class Confinement:
             if not policy.network and seccomp.supported()
             else None
         )
-        self._current()  # fail now, not at the first command
+        # The ruleset is built at the first command (``preexec``), not here: a run without one (a text
+        # turn, most of a TUI session's start) never pays the walk, a system call or two per path along
+        # the way to each secret folder (most of the sandbox's start-up). Landlock is known to work by
+        # now (``abi``); a ruleset that still cannot be built fails that command, which then does not run
+        # (R39), as a rebuild after a watched folder changed always could.
 
     @property
     def env(self) -> dict[str, str]:
