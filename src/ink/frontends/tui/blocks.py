@@ -47,6 +47,26 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def shown_exactly(text: str) -> str:
+    """``text`` as a question shows what it asks to approve: each character that would not show as itself
+    written as its escape (``\\x1b``, ``\\u202e``): controls and the ESC of an escape sequence (which
+    ``sanitize`` drops), a bidi override or isolate that reorders what follows on a terminal with bidi
+    (VTE, Konsole), zero-width and other invisible characters, a no-break space that bash reads as part
+    of a word. What is seen is what runs (R38); line breaks stay, tabs become spaces."""
+    if text.isprintable():
+        return text
+    return "".join(_exact(char) for char in text)
+
+
+def _exact(char: str) -> str:
+    if char.isprintable() or char == "\n":
+        return char
+    if char == "\t":
+        return "    "
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def fold(text: str, keep: int) -> tuple[str, int]:
     """The first ``keep`` lines of ``text`` and how many lines were left out."""
     lines = text.rstrip("\n").split("\n")

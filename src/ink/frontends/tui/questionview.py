@@ -15,7 +15,7 @@ import msgspec
 from prompt_toolkit.utils import get_cwidth
 
 from ink.agent.tool import CallDescription
-from ink.frontends.tui.blocks import Block, sanitize
+from ink.frontends.tui.blocks import Block, sanitize, shown_exactly
 from ink.frontends.tui.diffs import diff_lines
 from ink.frontends.tui.panels import fit_items
 from ink.frontends.tui.theme import Theme, make_theme
@@ -159,7 +159,7 @@ def _rule_rows(question: PermissionRequest, width: int) -> list[Fragments]:
     """What "always" stores, whole: the rule a person can read back in the remembered answers."""
     if not question.remember:
         return []
-    text = f"a: always allow stores the rule {sanitize(question.remember)} for this project"
+    text = f"a: always allow stores the rule {shown_exactly(question.remember)} for this project"
     return [[("class:hint", row)] for row in wrap_words(text, width)]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from ink.agent.tool import CallDescription
 from ink.ai.details import FileDiff, ToolDetail
 from ink.ai.messages import ToolResult
-from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize
+from ink.frontends.tui.blocks import Block, Tone, fold, plural, sanitize, shown_exactly
 
 SUMMARY_WIDTH = 80
 OUTPUT_LINES = 4  # lines of a result shown before "N more lines"
@@ -31,8 +31,9 @@ def summary(described: CallDescription) -> str:
 
 
 def summary_of(title: str) -> str:
-    """A call's title on one short line."""
-    title = sanitize(title)
+    """A call's title on one short line; nothing in it invisible (a bidi override would reorder the rest
+    of the line)."""
+    title = shown_exactly(title)
     return title if len(title) <= SUMMARY_WIDTH else title[: SUMMARY_WIDTH - 1] + "…"
 
 
@@ -104,16 +105,17 @@ def _diff_blocks(diffs: Sequence[FileDiff], keep: int) -> tuple[list[Block], Blo
 
 def preview(described: CallDescription, args: Mapping[str, Any], lines: int = PREVIEW_LINES) -> Block:
     """What a permission question shows, in at most ``lines`` lines: the command a call runs, the diff
-    of the change it proposes, else its arguments."""
+    of the change it proposes, else its arguments; every character as it is (``shown_exactly``: nothing
+    invisible, nothing dropped)."""
     lines = max(2, lines)
     if described.command is not None:
-        text, hidden = fold(sanitize(described.command), lines - 1)
+        text, hidden = fold(shown_exactly(described.command), lines - 1)
         return Block("bang", text + (f"\n… {plural(hidden, 'more line')}" if hidden else ""))
     diffs = file_diffs(described.preview)
     if diffs:
-        text, hidden = fold(sanitize("\n".join(unified(d) for d in diffs)), lines - 1)
+        text, hidden = fold(shown_exactly("\n".join(unified(d) for d in diffs)), lines - 1)
         return Block("diff", text + (f"\n… {plural(hidden, 'more line')}" if hidden else ""))
-    text, hidden = fold(sanitize(readable(args)), lines - 1)
+    text, hidden = fold(shown_exactly(readable(args)), lines - 1)
     return Block("output", text + (f"\n… {plural(hidden, 'more line')}" if hidden else ""), "dim")
 
 
