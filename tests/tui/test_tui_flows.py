@@ -25,6 +25,9 @@ def test_a_permission_question_shows_the_command_and_takes_y_or_n(
     ink.type_line("clean up")
     ink.wait_text("allow bash?")
     ink.wait_text("echo allowed-ran")
+    # issue 30: the call waits, it does not run meanwhile; "always" says the rule it would store
+    ink.wait_text("? bash echo allowed-ran · waiting for your answer")
+    ink.wait_text("a: always allow stores the rule bash(echo *) for this project")
     ink.send("x")  # not an answer: typed into the editor, and then y types too
     ink.wait_for(lambda: ink.editor_text() == "x", what="the x typed")
     ink.send("\x7f")

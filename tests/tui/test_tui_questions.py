@@ -203,6 +203,9 @@ def test_the_project_hooks_question_reads_whole_at_100_and_40_columns(
     ink.type_line("go")
     ink.wait_text("allow project_hooks?")
     ink.wait_text("tab answer it")
+    # the call whose checks ask it waits for the answer: never "running" meanwhile
+    ink.wait_text("? bash true · waiting for your answer")
+    assert "running" not in "".join(line for line in ink.lines() if "bash true" in line)
     lines = ink.lines()
     assert all(len(line) <= columns for line in lines)
     top = next(i for i, line in enumerate(lines) if line.startswith("allow project_hooks?"))
@@ -210,5 +213,9 @@ def test_the_project_hooks_question_reads_whole_at_100_and_40_columns(
     question = " ".join(" ".join(lines[top:keys]).split())
     assert "defines hooks: shell commands that would run on your machine" in question  # whole
     assert f"- pre_tool: {hook}" in question and '"hooks"' not in question and "[" not in question
+    item = next(i for i, line in enumerate(lines) if "- pre_tool:" in line)
+    if hook not in lines[item]:  # wrapped: the item's next row goes under its text, not its mark
+        mark = lines[item].index("- pre_tool:")
+        assert lines[item + 1].startswith(" " * (mark + 2)) and lines[item + 1][mark + 2] != " "
     ink.answer("y")
     ink.wait_text("all done")

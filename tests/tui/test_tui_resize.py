@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.inkproc import ink_env
+from tests.cli.inkproc import ink_env, run_ink
 from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.tui.conftest import StartInk
 from tests.tui.terminal import InkTerminal
@@ -147,3 +147,38 @@ def laid_out(lines: list[str], columns: int) -> bool:
     """One rule in all the terminal holds, as wide as the terminal: no stale copy at another width."""
     found = [line for line in lines if line and set(line) == {"─"}]
     return len(found) == 1 and len(found[0]) == columns
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux, a terminal that reflows")
+@pytest.mark.parametrize("start", ["ink", "ink --resume"])
+def test_in_tmux_a_start_on_the_top_row_leaves_no_stale_copy(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path, start: str
+) -> None:
+    """tmux moves the screen into its scrollback when it is cleared from the top row (scroll-on-clear):
+    the app drawn there and erased for its first print (the banner), or the picker erased once a session
+    is chosen, stayed in the scrollback as a stale copy."""
+    env = ink_env(tmp_path, TERM="xterm-256color")
+    args = ["--base-url", fake_server.openai_base_url, "--api-key", "k", "--permission-mode", "yolo"]
+    fake_server.script(say("THE END."))
+    if start == "ink --resume":
+        fake_server.script(say("Made."), say("THE END."))
+        done = run_ink([*args, "-p", "an earlier session"], env | {"OPENAI_API_KEY": "k"}, project)
+        assert done.returncode == 0, done.stderr
+        args.append("--resume")
+    ink = TmuxTerminal(args, env, project, tmp_path, 24, 100)
+    try:
+        if start == "ink --resume":
+            ink.wait_for(lambda: "esc quit" in ink.screen(), "the picker")
+            ink.enter()
+        ink.wait_for(lambda: "○ idle" in ink.screen(), "the UI")
+        ink.send("go")
+        ink.enter()
+        ink.wait_for(lambda: "THE END." in ink.screen() and "○ idle" in ink.screen(), "the reply")
+
+        def one_copy(shown: list[str]) -> bool:  # one rule and one status line: the app's own
+            return laid_out(shown, 100) and sum("○ idle" in line for line in shown) == 1
+
+        ink.wait_for(lambda: one_copy(ink.capture()), "the app once in all tmux holds")
+        assert not any("esc quit" in line for line in ink.capture())
+    finally:
+        ink.close()

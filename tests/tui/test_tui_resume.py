@@ -51,7 +51,7 @@ def test_resume_without_an_id_picks_among_this_directorys_sessions_newest_first(
     _session(fake_server, tmp_path, project, "fix the parser bug", age=7200)
     _session(fake_server, tmp_path, project, "write the docs", age=120)
     ink = start_ink("--resume", wait_ready=False)
-    ink.wait_text("resume a session · 2 sessions · ")
+    ink.wait_for(lambda: "(2 sessions)" in "".join(ink.lines()), what="the picker's title")
     ink.wait_text("esc quit")
     rows = _picker_rows(ink.lines())
     assert len(rows) == 2, ink.text()

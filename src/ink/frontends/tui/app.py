@@ -181,9 +181,9 @@ class TuiApp:
         """Run until the user quits; returns 0, or the status ``quit`` was given (143 on SIGTERM).
         ``typed``: what was typed before the UI was up (``typeahead``): its lines are sent as Enter
         would send them, its unended rest waits in the editor."""
-        if banner:
-            self._view.print(*banner)
-            self._dirty.set()
+        if banner:  # before the app is first drawn: erased on the screen's top row (its first print) the
+            # app was a "clear screen" to tmux (scroll-on-clear), which kept a stale copy in its scrollback
+            self._write(self.scrollback.paint(banner, self._width()))
         ended = resume_note(self._core.jobs)  # R43: what the last ink process of this session ended
         if ended is not None:
             self._view.print(Block("warning", ended))

@@ -34,6 +34,7 @@ def live_fragments(view: EventView, width: int, max_rows: int, now: float) -> Fr
     tools = list(view.tools.values())[-max(1, max_rows // 2) :]
     # a call waits for an answer when its question is open, or its sub-agent's (R7): never "running"
     asking = {q.tool_call_id for q in view.questions} | {q.source.id for q in view.questions if q.source}
+    asking |= {t.call_id for q in view.questions for t in view.held_by(q)}  # the project hooks' question
     printing = [t for t in tools if t.output and t.status != "queued"]
     per_tool = min(OUTPUT_ROWS, max(0, max_rows - len(tools) - 1) // max(1, len(printing)))
     tails = {t.call_id: output_tail(t.output, width, per_tool) for t in printing}

@@ -9,6 +9,7 @@ choice becomes an ordinary ``--resume ID``.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 
@@ -69,15 +70,17 @@ class SessionPicker:
         ]
         self.selected = self.shown.index(chosen) if chosen in self.shown else 0
 
+    def title(self) -> str:
+        """The line printed above the picker (``pick_session``)."""
+        return f"ink: resume a session of {self._where} ({plural(len(self._sessions), 'session')})"
+
     def fragments(self, width: int, rows: int) -> Fragments:
-        """The title, at most ``rows`` sessions (the chosen one in view) and the keys."""
+        """The filter typed, at most ``rows`` sessions (the chosen one in view) and the keys."""
         rows = max(1, min(MAX_ROWS, rows))
-        total = len(self._sessions)
-        count = f"{len(self.shown)} of {total}" if self.query else plural(total, "session")
-        title = f"resume a session · {count} · {self._where}"  # the place last: cut first
-        out: Fragments = [("class:picker.title", fit(title, width) + "\n")]
+        out: Fragments = []
         if self.query:
-            out.append(("class:prompt", fit(f"filter: {self.query}▏", width) + "\n"))
+            count = f"{len(self.shown)} of {len(self._sessions)}"
+            out.append(("class:prompt", fit(f"{count} · filter: {self.query}▏", width) + "\n"))
         if not self.shown:
             out.append(("class:hint", fit("  no session's first prompt holds all of that", width) + "\n"))
         start = max(0, min(self.selected - rows // 2, len(self.shown) - rows))
@@ -109,10 +112,14 @@ def one_line_prompt(info: SessionInfo) -> str:
 async def pick_session(sessions: Sequence[SessionInfo], where: str, theme: Theme) -> SessionInfo | None:
     """Show the picker until the user chooses (the session) or quits (None). ``sessions``: newest first."""
     picker = SessionPicker(sessions, where, time.time())
+    # A line of its own above the picker: the picker erased on the screen's top row was a "clear screen"
+    # to tmux (scroll-on-clear), which kept a stale copy of it in its scrollback.
+    sys.stdout.write(picker.title() + "\n")
+    sys.stdout.flush()
     app: Application[SessionInfo | None] = Application(
         layout=Layout(HSplit([Window(FormattedTextControl(lambda: _draw(app, picker)), wrap_lines=False)])),
         key_bindings=_key_bindings(picker),
-        style=Style.from_dict(dict(theme.styles) | {"picker.title": "bold"}),
+        style=Style.from_dict(dict(theme.styles)),
         full_screen=False,
         erase_when_done=True,
         mouse_support=False,
@@ -124,7 +131,7 @@ async def pick_session(sessions: Sequence[SessionInfo], where: str, theme: Theme
 
 def _draw(app: Application[SessionInfo | None], picker: SessionPicker) -> Fragments:
     size = app.output.get_size()
-    return picker.fragments(size.columns, size.rows - 3 - (1 if picker.query else 0))
+    return picker.fragments(size.columns, size.rows - 3 - (1 if picker.query else 0))  # the title, the hint
 
 
 def _key_bindings(picker: SessionPicker) -> KeyBindings:

@@ -50,6 +50,7 @@ class ActiveTool(msgspec.Struct):
     since: float
     grace: float = 0.0
     output: str = ""  # the tail of what it printed so far (tool_update), shown under its line
+    ran: bool = False  # known to run: it got its slot (tool_running) or printed something
 
 
 def _no_tools(_name: str) -> Tool | None:
@@ -142,11 +143,13 @@ class EventView(EventReducer):
     def tool_running(self, event: ev.ToolRunning) -> None:
         call_id = event.tool_call_id
         if call_id in self.tools:
-            self.tools[call_id] = replace(self.tools[call_id], status="running", since=self._clock())
+            tool = self.tools[call_id]
+            self.tools[call_id] = replace(tool, status="running", since=self._clock(), ran=True)
 
     def tool_update(self, event: ev.ToolUpdate) -> None:
         if event.tool_call_id in self.tools:
-            self.tools[event.tool_call_id].output = event.output  # the whole bounded tail: replaces the last
+            tool = self.tools[event.tool_call_id]
+            tool.output, tool.ran = event.output, True  # the whole bounded tail: replaces the last
 
     def tool_cancelling(self, event: ev.ToolCancelling) -> None:
         tool = self.tools.get(event.tool_call_id)
@@ -236,6 +239,14 @@ class EventView(EventReducer):
         self._printed.append(Block("info", note))
         self._doing(f"retrying in {delay:.1f}s")
 
+    def held_by(self, question: ev.PermissionRequest) -> list[ActiveTool]:
+        """The calls a question about no listed call holds (the project hooks' approval, asked in a
+        call's checks): the main agent's calls not yet known to run. They wait for the answer: never
+        "running"."""
+        if question.source is not None or question.tool_call_id in self.tools:
+            return []
+        return [t for t in self.tools.values() if t.status == "running" and not t.ran]
+
     def asker(self, question: ev.PermissionRequest) -> str:
         """The sub-agent a question comes from, as its nested line names it (``[1] general``); "" for the
         main agent's."""
@@ -270,6 +281,8 @@ class EventView(EventReducer):
         tool = self.tools.get(asked.tool_call_id)
         if allowed and tool is not None:
             self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
+        for held in self.held_by(asked):  # a question of no listed call (project hooks): theirs start now
+            self.tools[held.call_id] = replace(held, since=self._clock())
         if self.questions:
             return
         if asked.source is not None:  # the main agent still waits for its task call

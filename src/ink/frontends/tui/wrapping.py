@@ -15,6 +15,9 @@ def width_of(text: str) -> int:
     return len(text) if text.isascii() else get_cwidth(text)
 
 
+LIST_MARKS = ("- ", "* ", "• ")
+
+
 def fit(text: str, room: int) -> str:
     """``text`` on one row of at most ``room`` columns, ended with "…" where it was cut."""
     text = text.replace("\n", " ")
@@ -50,14 +53,15 @@ def wrap_chars(line: str, width: int) -> list[str]:
 def wrap_words(line: str, width: int) -> list[str]:
     """``line`` cut into rows of at most ``width`` columns at its spaces; a word wider than a row is
     cut where it must be. The space a row ends at is dropped; the line's indentation starts every row
-    (when it leaves room for text)."""
+    (when it leaves room for text), and a list item's later rows go under its text, not its mark."""
     width = max(1, width)
     rest = line.lstrip(" ")
-    indent = line[: len(line) - len(rest)]
-    if width_of(indent) * 2 > width:
-        indent = ""
+    first = line[: len(line) - len(rest)]
+    hang = first + "  " if rest.startswith(LIST_MARKS) else first
+    if width_of(hang) * 2 > width:
+        first = hang = ""
     rows: list[str] = []
-    row, started = indent, False
+    row, started = first, False
     for word in rest.split(" "):
         joined = f"{row} {word}" if started else row + word
         if width_of(joined) <= width:
@@ -65,9 +69,9 @@ def wrap_words(line: str, width: int) -> list[str]:
             continue
         if started:
             rows.append(row)
-        pieces = wrap_chars(word, width - width_of(indent))
-        rows.extend(indent + piece for piece in pieces[:-1])
-        row, started = indent + pieces[-1], True
+        pieces = wrap_chars(word, width - width_of(hang))
+        rows.extend(hang + piece for piece in pieces[:-1])
+        row, started = hang + pieces[-1], True
     rows.append(row)
     return rows
 
