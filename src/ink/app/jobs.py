@@ -56,11 +56,11 @@ def enter_session(jobs: JobRegistry, handle: SessionHandle | None, scratch: Path
         jobs.enter_session(lambda: scratch, None)
         return
     records = handle.loaded.jobs if handle.loaded is not None else ()
-    earlier = [_earlier(record) for record in records]
+    folder = handle.path.with_suffix(".jobs")
+    earlier = [_earlier(record, folder) for record in records]
     told = [info for record, info in zip(records, earlier, strict=True) if record.ended_with_its_process]
     for info in told:
         handle.record_job("job_end", {**_fields(info), "reported": True})
-    folder = handle.path.with_suffix(".jobs")
     jobs.enter_session(lambda: folder, SessionJournal(handle), earlier, told)
 
 
@@ -76,7 +76,7 @@ def resume_note(jobs: JobRegistry) -> str | None:
     )
 
 
-def _earlier(record: JobRecord) -> JobInfo:
+def _earlier(record: JobRecord, folder: Path) -> JobInfo:
     state = "ended" if record.state == "running" else record.state
     return JobInfo(
         record.job_id,
@@ -87,9 +87,24 @@ def _earlier(record: JobRecord) -> JobInfo:
         record.ended_at,
         record.exit_code,
         record.signal,
-        record.output,
+        _own_output(record.output, folder),
         earlier=True,
     )
+
+
+def _own_output(output: str | None, folder: Path) -> str | None:
+    """An earlier job's output file, if the record names one in the session's own job folder: a file
+    that names ``~/.ssh/id_rsa`` (edited by hand, or a session file from elsewhere given to ``--resume``)
+    must not make job_output read it for the model, past the deny rules and the sandbox."""
+    if not output:
+        return None
+    path = Path(output)
+    try:
+        inside = path.is_absolute() and path.name not in ("", "..")
+        inside = inside and path.parent.resolve() == folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return output if inside else None
 
 
 def _fields(job: JobInfo) -> Mapping[str, Any]:
