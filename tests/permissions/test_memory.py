@@ -86,6 +86,10 @@ def test_a_broken_hand_edit_allows_nothing_and_is_never_written_over(project: Pa
     assert mem.load()[0] == [] and "must be a string" in (mem.load()[1] or "")
     mem.path.write_bytes(b"\xff\xfe")
     assert mem.load()[0] == [] and mem.load()[1] is not None
+    mem.path.write_text("[permissions]\nallow = " + "[" * 100_000)  # RecursionError killed ink at start
+    assert mem.load()[0] == [] and "nest too deeply" in (mem.load()[1] or "")
+    with pytest.raises(UnreadableMemory):
+        mem.add(["bash(make)"])
 
 
 def test_any_command_round_trips_and_matches_only_itself(project: Path, tmp_path: Path) -> None:

@@ -136,7 +136,10 @@ def _parse(path: Path, data: bytes) -> list[RuleText]:
     """Raises ``ValueError`` (not TOML, not UTF-8, wrong shape) or ``ConfigError`` (a malformed rule)."""
     import tomllib
 
-    document = tomllib.loads(data.decode("utf-8"))
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except RecursionError:  # a file of 100,000 "[" made ink die at start-up
+        raise ValueError("arrays or tables nest too deeply to be read") from None
     section = document.get("permissions", {})
     allow = section.get("allow", []) if isinstance(section, dict) else None
     if not isinstance(allow, list) or set(document) - {"permissions"} or set(section) - {"allow"}:
