@@ -27,10 +27,11 @@ HEAVY = (
 )
 
 
-def imported_modules(args: list[str], tmp_path: Path) -> set[str]:
+def imported_modules(args: list[str], tmp_path: Path, cwd: Path | None = None) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ink", *args],
         env=ink_env(tmp_path),
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=True,
@@ -103,6 +104,23 @@ def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(
     modules = imported_modules(args, tmp_path)
     assert fake_server.requests[-1].tool_results()[0][1].startswith("hi")  # the command really ran
     unused = sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_A_PLAIN_TURN))
+    assert unused == []
+
+
+# What a text turn of a saved session does not need: a restore's code (and secrets, random) is imported
+# when a rewind restores files, a snapshot never uses it.
+NOT_FOR_A_SAVED_TURN = ("ink.checkpoints.restore", "secrets", "random", "tempfile")
+
+
+def test_a_saved_sessions_text_turn_imports_no_restore(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    fake_server.script(say("hi"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("kept by the checkpoint\n")
+    modules = imported_modules(["-p", "--base-url", fake_server.openai_base_url, "hello"], tmp_path, work)
+    assert "ink.checkpoints.shadow" in modules  # the session and its checkpoints were really kept
+    assert list((tmp_path / "inkhome" / "checkpoints" / "repos").iterdir())
+    unused = sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_A_SAVED_TURN))
     assert unused == []
 
 

@@ -30,13 +30,16 @@ import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ink.checkpoints import fifos
 from ink.checkpoints import git as store_git
-from ink.checkpoints import restore as restoring
 from ink.checkpoints.git import ATTRIBUTES, ShadowError
+
+if TYPE_CHECKING:  # imported where a restore is made: a snapshot never needs it (nor secrets and random)
+    from ink.checkpoints import restore as restoring
 
 __all__ = ["RestoreReport", "ShadowError", "ShadowRepo", "Snapshot", "TooManyFiles", "shadow_repo_for"]
 from ink.checkpoints.writeback import TEMP_PREFIX
@@ -222,6 +225,8 @@ class ShadowRepo:
         snapshots left out (ignored, too large) are not touched."""
         now = await self.snapshot(undo_ref)
         raw = await self._git("diff-tree", "-r", "-z", "--raw", "--no-renames", commit, now.commit)
+        from ink.checkpoints import restore as restoring
+
         plan = restoring.plan(raw, now.skipped)
         if before_writing is not None:
             await before_writing(now.commit, plan.paths())
@@ -241,6 +246,8 @@ class ShadowRepo:
     def _apply(
         self, plan: restoring.Plan, journal: restoring.Journal, git: tuple[list[str], dict[str, str], Path]
     ) -> restoring.Applied:
+        from ink.checkpoints import restore as restoring
+
         blobs = restoring.BlobReader(*git)
         try:
             return restoring.apply(plan, self.workspace, journal, blobs)
@@ -276,6 +283,8 @@ class ShadowRepo:
         if not self.index.exists():
             await asyncio.to_thread(self._seed_index)
         if any(self.git_dir.glob("restoring-*")):  # a restore was killed half-way: its temporary file
+            from ink.checkpoints import restore as restoring
+
             await asyncio.to_thread(restoring.sweep, self.git_dir, self.workspace)
 
     def _whole(self) -> bool:
