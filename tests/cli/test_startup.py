@@ -81,7 +81,8 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 # is used (the bash parser for a command that is not plain words, psutil to search or signal a process
 # that lives on, fastjsonschema for arguments that do not plainly fit their schema, difflib for an edit,
 # sysconfig to find rg, shlex for a custom command's arguments, the idna codec for a host name that is
-# not ASCII, random for a retry's jitter, tempfile for the read-only sandbox's private folder).
+# not ASCII, random for a retry's jitter, tempfile for the read-only sandbox's private folder, the
+# session store's reader, writer and listing for a run without a session).
 NOT_FOR_A_PLAIN_TURN = (
     "bashlex",
     "ink.permissions.bash_tables",
@@ -93,6 +94,10 @@ NOT_FOR_A_PLAIN_TURN = (
     "encodings.idna",
     "random",
     "tempfile",
+    "ink.store.session",
+    "ink.store.writer",
+    "ink.store.loader",
+    "ink.store.listing",
 )  # hashlib is used now: remembered answers live per project under $INK_HOME, in a folder named by digest
 
 

@@ -8,7 +8,7 @@ own plan, or none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -16,7 +16,9 @@ from ink.agent.events import PLAN_STATUSES, PlanEntry, PlanUpdate
 from ink.app.service import AppPart
 from ink.run.hub import EventHub
 from ink.store.current import CurrentSession
-from ink.store.session import SessionHandle
+
+if TYPE_CHECKING:  # only named: importing it brings the session store a run without a session never uses
+    from ink.store.session import SessionHandle
 
 
 class PlanKeeper(AppPart):
