@@ -111,12 +111,15 @@ def test_a_print_mode_turn_with_a_plain_command_imports_only_what_it_uses(
 
 
 # What a text turn of a new saved session does not need: a restore's code (and secrets, random) is
-# imported when a rewind restores files, a snapshot never uses it.
+# imported when a rewind restores files, a snapshot never uses it; the session store's reader and listing
+# when a session is resumed or listed.
 NOT_FOR_A_SAVED_TURN = (
     "ink.checkpoints.restore",
     "secrets",
     "random",
     "tempfile",
+    "ink.store.loader",
+    "ink.store.listing",
 )
 
 

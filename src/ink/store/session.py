@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ink import __version__
 from ink.agent.history import History
@@ -27,10 +27,12 @@ from ink.ai.jsonform import to_json
 from ink.ai.messages import AssistantMessage, Usage
 from ink.store.entries import SessionHeader
 from ink.store.errors import SessionError, SessionNotFound
-from ink.store.listing import SessionInfo, latest_session, list_sessions, resolve_session
-from ink.store.loader import LoadedSession, load_session
 from ink.store.paths import cwd_folder, default_session_dir, normalise_cwd, session_file_name
 from ink.store.writer import ErrorReporter, SessionWriter
+
+if TYPE_CHECKING:  # imported where a session is read or listed: a new session's turn does neither
+    from ink.store.listing import SessionInfo
+    from ink.store.loader import LoadedSession
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +137,9 @@ class SessionStore:
     def load(self, target: SessionInfo | Path) -> LoadedSession:
         """Read a session without opening it for writing. Raises ``SessionError`` subclasses. A torn last
         line that loading dropped is reported (a warning in the log): nothing is lost silently."""
+        from ink.store.listing import SessionInfo
+        from ink.store.loader import load_session
+
         loaded = load_session(target.path if isinstance(target, SessionInfo) else target)
         if loaded.torn_bytes:
             log.warning(
@@ -146,12 +151,18 @@ class SessionStore:
 
     def sessions(self, cwd: str | os.PathLike[str]) -> list[SessionInfo]:
         """The sessions of ``cwd``, most recently updated first (`ink sessions`)."""
+        from ink.store.listing import list_sessions
+
         return list_sessions(self.session_dir, cwd)
 
     def latest(self, cwd: str | os.PathLike[str]) -> SessionInfo | None:
+        from ink.store.listing import latest_session
+
         return latest_session(self.session_dir, cwd)
 
     def resolve(self, cwd: str | os.PathLike[str], prefix: str) -> SessionInfo:
+        from ink.store.listing import resolve_session
+
         return resolve_session(self.session_dir, cwd, prefix)
 
     def continue_latest(self, cwd: str | os.PathLike[str]) -> SessionHandle:
