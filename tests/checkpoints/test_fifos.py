@@ -17,6 +17,7 @@ import pytest
 
 from ink.checkpoints import shadow_repo_for
 from ink.checkpoints.fifos import FifoStall
+from ink.checkpoints.git import ShadowError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="found through /proc")
 HANG = 120.0  # git waited 300 s on such a FIFO: a failure here, not a hang
@@ -82,5 +83,27 @@ async def test_a_fifo_a_program_holds_open_fails_the_snapshot_at_once_naming_it(
     snapshot = await asyncio.wait_for(shadow.snapshot("c2"), HANG)
     assert shadow.fifos.freed == [fifo]
     (work / "sub" / "deep" / "c.txt").write_text("changed\n")
+    await asyncio.wait_for(shadow.restore(snapshot.commit, "undo"), HANG)
+    assert contents(work) == before
+
+
+async def test_a_huge_gitignore_fails_the_snapshot_at_once_instead_of_costing_a_gigabyte(
+    tmp_path: Path,
+) -> None:
+    """git reads a ``.gitignore`` whole: a sparse one of a gigabyte (no disk used) took 1 GB of memory
+    and seconds for each of a snapshot's git commands. Its heap is bounded: the snapshot fails at once,
+    saying why; once the file is fixed, the next one is whole."""
+    work = workspace(tmp_path / "work", "sub/.gitignore")
+    (work / "sub" / ".gitignore").unlink()
+    (work / "sub" / ".gitignore").touch()
+    os.truncate(work / "sub" / ".gitignore", 0)
+    os.truncate(work / "sub" / ".gitignore", 1 << 30)
+    shadow = shadow_repo_for(tmp_path / "inkhome", work, "s1")
+    with pytest.raises(ShadowError, match="may be huge"):
+        await asyncio.wait_for(shadow.snapshot("c1"), HANG)
+    (work / "sub" / ".gitignore").write_text("*.log\n")
+    before = contents(work)
+    snapshot = await asyncio.wait_for(shadow.snapshot("c2"), HANG)
+    (work / "a.txt").write_text("changed\n")
     await asyncio.wait_for(shadow.restore(snapshot.commit, "undo"), HANG)
     assert contents(work) == before

@@ -20,9 +20,11 @@ from pathlib import Path
 from ink import lineage
 
 GIT_TIMEOUT = 300.0
+ALLOC_LIMIT = "256m"  # the largest block one git of the store may allocate or map (GIT_ALLOC_LIMIT)
 FIRST_LOOK = 0.05  # a store command still running this long is looked at (``run``'s ``watch``) ...
 LAST_LOOK = 0.5  # ... then twice as long each time, up to this
 RELOOK = 0.002  # and this soon again after it was let past a FIFO
+_HUGE = "a file git reads its settings from (a .gitignore or .gitattributes of the workspace) may be huge"
 _ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,  # the user's settings (autocrlf, filters, hooks) must not apply
@@ -33,6 +35,11 @@ _ENV = {
     "GIT_AUTHOR_EMAIL": "ink@localhost",
     "GIT_COMMITTER_NAME": "ink",
     "GIT_COMMITTER_EMAIL": "ink@localhost",
+    # git reads each .gitignore whole into one block: a sparse one of a gigabyte (no disk used) took 1 GB
+    # of memory and seconds for each of a snapshot's commands. Nothing a snapshot does needs a block
+    # this large (files over 5 MB are left out; packs are mapped in windows of 64 MiB): git stops
+    # at once, saying so, and the snapshot with it.
+    "GIT_ALLOC_LIMIT": ALLOC_LIMIT,
 }
 _CONFIG = (
     *("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"),
@@ -41,6 +48,7 @@ _CONFIG = (
     # it anyway); what the file system under $INK_HOME was like when the store was made decides nothing
     *("-c", f"core.attributesFile={os.devnull}", "-c", "core.safecrlf=false"),
     *("-c", "core.symlinks=true", "-c", "core.fileMode=true"),
+    *("-c", "core.packedGitWindowSize=64m"),  # under GIT_ALLOC_LIMIT: a pack is mapped a window at a time
 )
 ATTRIBUTES = b"* -text -eol -crlf -ident -filter -working-tree-encoding\n"
 """The store's ``info/attributes``: for every path, no attribute that converts bytes between the workspace
@@ -108,7 +116,10 @@ async def run(
         raise
     if proc.returncode != 0:
         verb = next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
-        raise ShadowError(f"git {verb}: {err.decode('utf-8', 'replace').strip()[:500]}")
+        said = err.decode("utf-8", "replace").strip()
+        if "over limit" in said or "Out of memory" in said:  # GIT_ALLOC_LIMIT (``_ENV``)
+            said = f"it would need a block of memory over {ALLOC_LIMIT}: {_HUGE} ({said[:200]})"
+        raise ShadowError(f"git {verb}: {said[:500]}")
     return out.decode("utf-8", "surrogateescape")
 
 
