@@ -16,7 +16,6 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ink.ai.anthropic import ANTHROPIC_VERSION
 from ink.ai.http1 import HttpClient, HttpError
 
 ASK_SECONDS = 3.0
@@ -38,6 +37,8 @@ def models_url(protocol: str, base_url: str) -> str:
 def models_headers(protocol: str, api_key: str | None) -> dict[str, str]:
     headers = {"accept": "application/json"}
     if protocol == "anthropic":
+        from ink.ai.anthropic import ANTHROPIC_VERSION  # the provider's module only when it is the one
+
         headers["anthropic-version"] = ANTHROPIC_VERSION
         if api_key:
             headers["x-api-key"] = api_key

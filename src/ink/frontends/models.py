@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from typing import TextIO
 
+from ink.ai.model_list import model_ids
 from ink.config import PROVIDERS, Invocation, ProviderInfo, Settings
 
 ASK_TIMEOUT = 2.0
@@ -66,7 +67,7 @@ def ask_server(base_url: str) -> list[str] | str:
         return str(exc.reason)
     except (OSError, ValueError) as exc:
         return str(exc) or type(exc).__name__
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list):
+    try:
+        return model_ids(body)
+    except ValueError:
         return "its answer has no model list"
-    return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from pathlib import PurePath
 from typing import Any
+
+from ink.ai.model_list import model_ids
 
 
 def server_root(base_url: str) -> str:
@@ -56,12 +57,11 @@ def served_model(base_url: str, timeout: float = 2.0) -> str | None:
             value = json.loads(answer.read())
     except (OSError, ValueError, urllib.error.URLError):
         return None
-    data = value.get("data") if isinstance(value, dict) else None
-    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
-    name = first.get("id")
-    if not isinstance(name, str) or not name.strip():
+    try:
+        names = model_ids(value)
+    except ValueError:
         return None
-    return PurePath(name).stem if name.endswith(".gguf") else name
+    return names[0] if names else None
 
 
 def tools_warning(base_url: str, props: dict[str, Any] | None = None) -> str | None:
