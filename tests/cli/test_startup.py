@@ -80,7 +80,8 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 # that lives on, fastjsonschema for arguments that do not plainly fit their schema, difflib for an edit,
 # sysconfig to find rg, shlex for a custom command's arguments, the idna codec for a host name that is
 # not ASCII, random for a retry's jitter, tempfile for the read-only sandbox's private folder, the
-# session store's reader, writer and listing for a run without a session).
+# session store's reader, writer and listing for a run without a session, what starts, watches and ends
+# a background job).
 NOT_FOR_A_PLAIN_TURN = (
     "bashlex",
     "ink.permissions.bash_tables",
@@ -96,6 +97,8 @@ NOT_FOR_A_PLAIN_TURN = (
     "ink.store.writer",
     "ink.store.loader",
     "ink.store.listing",
+    "ink.tools.jobs.control",
+    "ink.tools.jobs.spawn",
 )  # hashlib is used now: remembered answers live per project under $INK_HOME, in a folder named by digest
 
 

@@ -25,28 +25,29 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import msgspec
 
 from ink.agent.tasks import Tasks
 from ink.sandbox import Confinement
 from ink.tools import proctree
-from ink.tools.jobs.control import AdoptedControl, EndReport, KeeperControl
 from ink.tools.jobs.notes import ended_earlier_note, ended_note
 from ink.tools.jobs.output import JobOutput
-from ink.tools.jobs.spawn import Guard, OutputPipe, OutputSink, start_keeper
 from ink.tools.jobs.types import JobEnd, JobInfo, JobStart, JobState, Stopper
 from ink.tools.limits import bounded
 from ink.tools.processes import DEFAULT_KILL_DELAY, ProcessEntry, Survivor
 from ink.tools.shell import Detach, Handover
+
+if TYPE_CHECKING:  # imported where a job starts or ends: a session without one never needs them
+    from ink.tools.jobs.control import AdoptedControl, EndReport, KeeperControl
 
 MAX_RUNNING = 64  # jobs running at once: a model that loops starting them cannot exhaust the machine
 MAX_NOTES = 20  # lines of one note to the model
 KEEPER_SLACK = 2.0  # beyond the kill delay and the keeper's 1 s for SIGKILL: its start, a loaded machine
 
 JobEvent = JobStart | JobEnd
-Control = KeeperControl | AdoptedControl
+Control: TypeAlias = "KeeperControl | AdoptedControl"
 
 
 class TooManyJobs(OSError):
@@ -87,6 +88,8 @@ class _Job:
         return self.state in ("running", "ending")
 
     def info(self) -> JobInfo:
+        from ink.tools.jobs.control import EndReport
+
         path = str(self.output.path) if self.output.path is not None else None
         end = self.end or EndReport(None, None, None)
         return JobInfo(
@@ -183,6 +186,9 @@ class JobRegistry:
                 f"{self.max_running} background jobs run already: stop one with job_kill first "
                 f"(job_output says what each does)"
             )
+        from ink.tools.jobs.control import KeeperControl
+        from ink.tools.jobs.spawn import OutputPipe, OutputSink, start_keeper
+
         job_id = self._new_id()
         output = JobOutput(self._output_path(job_id))
         try:
@@ -229,6 +235,9 @@ class JobRegistry:
     async def adopt(self, detach: Detach, command: str, tool_call_id: str, seconds: float) -> JobInfo:
         """The call ``detach`` sent to the background becomes a job: its process runs on, its output so
         far starts the job's output. ``seconds``: how long it had run."""
+        from ink.tools.jobs.control import AdoptedControl
+        from ink.tools.jobs.spawn import Guard, OutputSink
+
         handover: Handover | None = detach.handover
         assert handover is not None, "adopt a call only once run_process handed it over"
         job_id = self._new_id()
@@ -272,6 +281,8 @@ class JobRegistry:
         try:
             job.end = await job.control.ended()
         except Exception as exc:  # a bug must not leave the job listed as running for ever
+            from ink.tools.jobs.control import EndReport
+
             job.end = EndReport(None, None, None, (Survivor(job.control.proc.pid, job.command, str(exc)),))
         self._finish(job)
 
