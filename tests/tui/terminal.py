@@ -194,7 +194,9 @@ class InkTerminal:
 
     # -- the end --------------------------------------------------------------------------------------
 
-    def wait_exit(self, timeout: float = 20.0) -> int:
+    def wait_exit(self, timeout: float = 60.0) -> int:
+        """ink's exit status. The bound tells an exit from a hang, not a fast machine from a slow one: on
+        a loaded machine an exit that ends a run (its end snapshot, the parts closed) took over 20 s."""
         deadline = time.monotonic() + timeout
         while self.child.isalive():
             if time.monotonic() > deadline:
