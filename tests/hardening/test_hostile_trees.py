@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ink.agent.tool import Tool
-from ink.config.commands import MAX_DEPTH, MAX_FILES, load_commands
+from ink.config.agents import BUILT_IN, load_agent_types
+from ink.config.commands import MAX_DEPTH, MAX_FILES, MAX_FOLDERS, load_commands
 from ink.tools import ProcessRegistry, Workspace, default_tools
 from ink.tools.grep import PARTIAL_NOTE
 from tests.fakeserver import FakeModelServer, say
@@ -84,8 +85,8 @@ def test_commands_are_read_to_a_bound_with_a_warning(project: Path, tmp_path: Pa
     book = load_commands(project, tmp_path / "inkhome")
     assert len(book.commands) == MAX_FILES and "c00000" in book.commands
     assert book.warnings == (
-        f"{folder}: more than {MAX_FILES:,} files of commands or 10,000 entries in a folder; "
-        "the rest are not read",
+        f"{folder}: more than {MAX_FILES:,} files of commands, {MAX_FOLDERS:,} folders or 10,000 entries "
+        "in a folder; the rest are not read",
     )
     user = tmp_path / "inkhome" / "commands"
     nested(user / "ns", MAX_DEPTH - 1)  # ns:a:...:a:deep is as deep as a command goes
@@ -113,3 +114,27 @@ async def test_glob_and_grep_answer_beside_a_tree_nested_thousands_deep(
     assert matches.output.splitlines()[0] == "src.py:1:needle = 1"
     [note, error] = matches.output.splitlines()[1:]
     assert note == PARTIAL_NOTE and error.startswith("rg: ./deep/a/a/") and "characters cut" in error
+
+
+def test_a_projects_commands_folder_that_leads_out_of_it_is_not_read(project: Path, tmp_path: Path) -> None:
+    """``.ink/commands -> /`` made ink read every markdown file of the machine as commands (10 s of
+    start-up); a link that stays in the project is followed; the user's own folders are bounded."""
+    (project / ".git").mkdir()
+    (project / ".ink").mkdir()
+    (project / ".claude").mkdir()
+    (project / ".ink" / "commands").symlink_to("/")
+    (project / ".ink" / "agents").symlink_to("/usr")
+    (project / "shared").mkdir()
+    (project / "shared" / "review.md").write_text("review it\n")
+    (project / ".claude" / "commands").symlink_to("../shared")
+    book = load_commands(project, tmp_path / "inkhome", claude=True, home=tmp_path / "home")
+    assert list(book.commands) == ["review"]
+    assert f"{project}/.ink/commands: leads out of the project; not read" in book.warnings
+    types, warnings = load_agent_types(project, tmp_path / "inkhome")
+    assert set(types) == {t.name for t in BUILT_IN}
+    assert f"{project}/.ink/agents: leads out of the project; not read" in warnings
+    (tmp_path / "inkhome").mkdir()
+    (tmp_path / "inkhome" / "commands").symlink_to("/")  # the user's: read, to the bounds
+    mine = load_commands(project, tmp_path / "inkhome")
+    assert len(mine.commands) <= MAX_FILES
+    assert any(f"{MAX_FOLDERS:,} folders" in w for w in mine.warnings), mine.warnings

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from ink.config.commands import SetupDir, markdown_files, scoped_dirs
+from ink.config.commands import SetupDir, markdown_files, scoped_dirs, within_project
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import untrusted_file
 
@@ -68,7 +68,8 @@ def load_agent_types(
     under_claude: dict[str, AgentType | None] = {}  # a .claude type's name -> the type it replaced
     warnings: list[str] = []
     for folder in scoped_dirs(cwd, ink_home, "agents", claude=claude, home=home):
-        found_files = markdown_files(folder.path, warnings, "agent types", 0) if folder.path.is_dir() else []
+        readable = folder.path.is_dir() and within_project(folder, warnings)
+        found_files = markdown_files(folder.path, warnings, "agent types", 0) if readable else []
         for path in found_files:
             found = _read_type(path, folder, warnings)
             if found is None:

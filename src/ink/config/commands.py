@@ -29,6 +29,7 @@ from ink.config.project import find_in_project, untrusted_file
 MAX_DEPTH = 8  # folders below commands/: /a:b:c:d:e:f:g:h is as deep as a command name goes
 MAX_FILES = 2_000  # command files read from one folder's tree (each is read at start-up)
 MAX_ENTRIES = 10_000  # entries of one folder looked at
+MAX_FOLDERS = 1_000  # folders looked at under one commands folder
 # Claude Code's tool names, so that its command files work unchanged.
 FOREIGN_TOOL_NAMES = {"multiedit": "edit", "notebookedit": "edit", "webfetch": "web_fetch"}
 
@@ -149,7 +150,7 @@ def scoped_dirs(
 
 def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
     directory, scope = folder.path, folder.scope
-    if not directory.is_dir():
+    if not directory.is_dir() or not within_project(folder, warnings):
         return []
     commands = []
     for path in markdown_files(directory, warnings, "commands"):
@@ -180,6 +181,22 @@ def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
     return commands
 
 
+def within_project(folder: SetupDir, warnings: list[str]) -> bool:
+    """Whether a folder of commands or agent types is where it says: a project's must lie in the project
+    (``.ink/commands -> /`` made ink read every markdown file of the machine, for seconds, as commands);
+    a link inside it (``.claude/commands -> ../.ink/commands``) is fine. The user's own are theirs."""
+    if folder.scope != "project":
+        return True
+    project = folder.path.parent.parent  # PROJECT/.ink/commands
+    try:
+        inside = folder.path.resolve().is_relative_to(project.resolve())
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        warnings.append(f"{folder.path}: leads out of the project; not read")
+    return inside
+
+
 def markdown_files(directory: Path, warnings: list[str], kind: str, max_depth: int = MAX_DEPTH) -> list[Path]:
     """The ``*.md`` entries under ``directory`` (``kind``: what they are, for a warning), sorted, found by
     a walk a repository cannot overrun: a stack, not recursion (folders nested thousands deep made
@@ -189,8 +206,10 @@ def markdown_files(directory: Path, warnings: list[str], kind: str, max_depth: i
     found: list[Path] = []
     deeper = crowded = False
     folders = [(directory, 0)]
-    while folders and len(found) <= MAX_FILES:
+    visited = 0
+    while folders and len(found) <= MAX_FILES and visited < MAX_FOLDERS:
         folder, depth = folders.pop()
+        visited += 1
         try:
             with os.scandir(folder) as scan:
                 entries = list(itertools.islice(scan, MAX_ENTRIES + 1))
@@ -206,10 +225,10 @@ def markdown_files(directory: Path, warnings: list[str], kind: str, max_depth: i
                 found.append(Path(entry.path))
     if deeper and max_depth > 0:  # a folder of agent types has no sub-folders to read
         warnings.append(f"{directory}: folders more than {max_depth} deep are not read for {kind}")
-    if len(found) > MAX_FILES or crowded:
+    if len(found) > MAX_FILES or crowded or folders:
         warnings.append(
-            f"{directory}: more than {MAX_FILES:,} files of {kind} or {MAX_ENTRIES:,} entries in a folder; "
-            "the rest are not read"
+            f"{directory}: more than {MAX_FILES:,} files of {kind}, {MAX_FOLDERS:,} folders or "
+            f"{MAX_ENTRIES:,} entries in a folder; the rest are not read"
         )
     return sorted(found)[:MAX_FILES]
 
