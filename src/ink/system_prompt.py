@@ -97,7 +97,7 @@ def build_system_prompt(tools: Sequence[ToolSpec], env: Environment, *, extra: S
     parts = [IDENTITY, _tools_section(tools), _environment_section(env), *extra]
     files = instruction_files(env)
     if files:
-        parts.append(_instructions_section(files))
+        parts.append(_instructions_section(files, env))
     return sendable_text("\n\n".join(p.strip() for p in parts if p.strip()) + "\n")  # a non-UTF-8 cwd
 
 
@@ -124,17 +124,29 @@ def _environment_section(env: Environment) -> str:
     )
 
 
-def _instructions_section(files: Sequence[Path]) -> str:
+def _instructions_section(files: Sequence[Path], env: Environment) -> str:
     blocks = [
         "# Project instructions\nThese files were found from the repository root down to the working "
         "directory; where they disagree, the later (more specific) one wins."
     ]
     for path in files:
-        blocks.append(f"## {path}\n{_read_instructions(path)}")
+        blocks.append(f"## {path}\n{_read_instructions(path, env.git_root)}")
     return "\n\n".join(blocks)
 
 
-def _read_instructions(path: Path) -> str:
+def _leads_out(path: Path, top: Path | None) -> bool:
+    """Whether ``path`` is a link to a file outside its repository (outside its own folder where there is
+    none): a cloned repository's ``AGENTS.md -> ../../.ssh/id_rsa`` put the user's key in the system
+    prompt, sent to the model's service, past the sandbox that keeps ``~/.ssh`` from every command."""
+    try:
+        return not path.resolve(strict=True).is_relative_to((top or path.parent).resolve())
+    except (OSError, RuntimeError):
+        return True
+
+
+def _read_instructions(path: Path, top: Path | None = None) -> str:
+    if _leads_out(path, top):
+        return "(not read: a link to a file outside the repository)"
     try:  # a FIFO or a device is never opened; of a huge file, only a head is read
         read = read_regular(path, MAX_INSTRUCTION_CHARS * 4, cut=True)  # 4 bytes a character at most
     except OSError as exc:

@@ -22,7 +22,13 @@ from pathlib import Path
 
 import msgspec
 
-from ink.config.commands import SetupDir, markdown_files, scoped_dirs, within_project
+from ink.config.commands import (
+    SetupDir,
+    markdown_files,
+    project_file_within,
+    scoped_dirs,
+    within_project,
+)
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import untrusted_file
 
@@ -90,6 +96,8 @@ def load_agent_types(
 
 def _read_type(path: Path, folder: SetupDir, warnings: list[str]) -> AgentType | None:
     scope = folder.scope
+    if not project_file_within(folder, path, warnings):
+        return None
     try:
         doc = read_markdown(path)
     except (OSError, FrontMatterError) as exc:

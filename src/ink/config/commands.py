@@ -159,6 +159,8 @@ def _read_dir(folder: SetupDir, warnings: list[str]) -> list[CustomCommand]:
         if not re.fullmatch(r"[\w.:-]+", name):
             warnings.append(f"{path}: skipped: a command name may hold letters, digits, '-', '_', '.'")
             continue
+        if not project_file_within(folder, path, warnings):
+            continue
         try:
             doc = read_markdown(path)
         except (OSError, FrontMatterError) as exc:
@@ -185,16 +187,24 @@ def within_project(folder: SetupDir, warnings: list[str]) -> bool:
     """Whether a folder of commands or agent types is where it says: a project's must lie in the project
     (``.ink/commands -> /`` made ink read every markdown file of the machine, for seconds, as commands);
     a link inside it (``.claude/commands -> ../.ink/commands``) is fine. The user's own are theirs."""
-    if folder.scope != "project":
-        return True
-    project = folder.path.parent.parent  # PROJECT/.ink/commands
+    return folder.scope != "project" or _inside(folder.path, folder.path.parent.parent, warnings)
+
+
+def _inside(path: Path, project: Path, warnings: list[str]) -> bool:
     try:
-        inside = folder.path.resolve().is_relative_to(project.resolve())
+        inside = path.resolve(strict=True).is_relative_to(project.resolve())
     except (OSError, RuntimeError):
         inside = False
     if not inside:
-        warnings.append(f"{folder.path}: leads out of the project; not read")
+        warnings.append(f"{path}: leads out of the project; not read")
     return inside
+
+
+def project_file_within(folder: SetupDir, path: Path, warnings: list[str]) -> bool:
+    """Whether a project's command or agent-type file is one of the project's own: a link to a file
+    outside it (``helper.md -> ../../../.ssh/id_rsa``) would make the user's secret an agent's prompt,
+    sent to the model's service when the model picks that type."""
+    return folder.scope != "project" or _inside(path, folder.path.parent.parent, warnings)
 
 
 def markdown_files(directory: Path, warnings: list[str], kind: str, max_depth: int = MAX_DEPTH) -> list[Path]:
