@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from ink.frontends.tui.mentions import attach
 from tests.cli.inkproc import INK, ink_env
 from tests.fakeserver import FakeModelServer, say
 from tests.jsonl_client import provider_args
@@ -42,3 +43,23 @@ def test_instruction_agent_and_command_files_linked_out_of_the_repository_are_no
     assert "(not read: a link to a file outside the repository)" in request.system
     assert "use tabs" in request.system
     assert done.stderr.count("leads out of the project; not read") == 2, done.stderr
+
+
+def test_a_mention_of_a_workspace_file_that_links_out_is_not_attached(tmp_path: Path) -> None:
+    """``@README.md`` where the repository's README.md is a link to ``~/.ssh/id_rsa`` would have sent
+    the key with the prompt; a path typed out of the workspace is what the user asked for."""
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text(SECRET + "\n")
+    work = tmp_path / "home" / "repo"
+    (work / "docs").mkdir(parents=True)
+    (work / "README.md").symlink_to("../.ssh/id_rsa")
+    (work / "docs" / "notes.md").write_text("notes\n")
+    (work / "NOTES.md").symlink_to("docs/notes.md")
+    attached = attach("see @README.md and @NOTES.md", work)
+    assert SECRET not in attached.prompt and attached.paths == ("NOTES.md",)
+    assert attached.problems == (
+        f"@README.md: a link out of the workspace, to {secret}; not attached (@ that path)",
+    )
+    explicit = attach(f"see @{secret}", work)  # typed by the user: sent
+    assert SECRET in explicit.prompt

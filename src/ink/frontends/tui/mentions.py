@@ -62,6 +62,9 @@ def attach(text: str, cwd: Path, model: str = "") -> Attached:
         path = _resolve(typed, cwd)
         if not path.exists():
             continue
+        if _linked_out(typed, cwd, path):
+            problems.append(f"@{typed}: a link out of the workspace, to {path}; not attached (@ that path)")
+            continue
         if path.suffix.lower() in IMAGE_TYPES:
             image, problem = _image(path, typed, model)
             if image is None:
@@ -97,6 +100,17 @@ def _mentioned(text: str) -> list[str]:
         if Path(pasted).suffix.lower() in IMAGE_TYPES:
             typed.append(pasted)
     return list(dict.fromkeys(typed))
+
+
+def _linked_out(typed: str, cwd: Path, resolved: Path) -> bool:
+    """Whether a mention of a workspace file is a link leading out of it: a repository's ``README.md ->
+    ../../.ssh/id_rsa`` mentioned as the README would send the key with the prompt. A path typed out of
+    the workspace (``@../x``, ``@~/x``, ``@/etc/x``) is what the user asked for."""
+    if Path(typed).expanduser().is_absolute():
+        return False
+    base = cwd.resolve()
+    typed_path = Path(os.path.normpath(base / typed))
+    return typed_path.is_relative_to(base) and not resolved.is_relative_to(base)
 
 
 def _resolve(typed: str, cwd: Path) -> Path:
