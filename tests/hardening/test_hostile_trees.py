@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from ink.agent.tool import Tool
 from ink.config.agents import BUILT_IN, load_agent_types
 from ink.config.commands import MAX_DEPTH, MAX_FILES, MAX_FOLDERS, load_commands
+from ink.frontends.tui.file_index import walk
 from ink.tools import ProcessRegistry, Workspace, default_tools
 from ink.tools.grep import PARTIAL_NOTE
 from tests.fakeserver import FakeModelServer, say
@@ -138,3 +140,19 @@ def test_a_projects_commands_folder_that_leads_out_of_it_is_not_read(project: Pa
     mine = load_commands(project, tmp_path / "inkhome")
     assert len(mine.commands) <= MAX_FILES
     assert any(f"{MAX_FOLDERS:,} folders" in w for w in mine.warnings), mine.warnings
+
+
+def test_the_at_index_lists_a_hostile_tree_by_names(project: Path) -> None:
+    """The TUI's ``@`` index (file_index.walk) over a tree nested thousands deep, a symlink loop, a FIFO,
+    a link to /dev/zero, a name that is not UTF-8 and one holding an escape sequence: every entry is
+    listed as a name (nothing opened, no loop followed)."""
+    nested(project / "deep")
+    (project / "loop").symlink_to(".")
+    os.mkfifo(project / "pipe")
+    (project / "zero").symlink_to("/dev/zero")
+    (project / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    (project / "esc\x1b[2J.txt").write_text("x")
+    found, _cut = walk(project, 5000, 60.0, time.monotonic)
+    assert max(len(path) for path in found) > 4000  # down the chain until no longer path can be opened
+    assert {"loop", "pipe", "zero", os.fsdecode(b"caf\xe9.txt"), "esc\x1b[2J.txt"} <= set(found)
+    assert not any(path.startswith("loop/") for path in found)
