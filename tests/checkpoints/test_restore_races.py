@@ -190,23 +190,50 @@ asyncio.run(shadow_repo_for(Path(sys.argv[1]), Path(sys.argv[2]), "s1").snapshot
 
 def test_the_git_a_killed_ink_left_storing_the_workspace_is_ended(tmp_path: Path) -> None:
     """A kill -9 of ink while git stores a large workspace: the git goes with it (a parent-death
-    signal), instead of storing gigabytes for nobody. Killed, it leaves its index lock behind."""
+    signal), instead of storing gigabytes for nobody. Killed, it leaves its index lock behind.
+
+    The git is stopped (SIGSTOP) before ink is killed, so it cannot finish the snapshot in the meantime
+    on a fast machine or a slow poll; a parent-death SIGKILL ends a stopped process too. A git that
+    ended before it could be stopped is a try that proves nothing: the test starts again."""
     work = tmp_path / "work"
     work.mkdir()
     for n in range(20_000):
         (work / f"m{n}.txt").write_text(f"value = {n}\n" * 10)
-    store = tmp_path / "inkhome" / "checkpoints" / "repos"
-    child = subprocess.Popen([sys.executable, "-c", SNAPSHOT_CHILD, str(tmp_path / "inkhome"), str(work)])
+    for attempt in range(5):
+        home = tmp_path / f"inkhome{attempt}"
+        if _kill_ink_while_git_adds(home, work):
+            store = home / "checkpoints" / "repos"
+            assert list(store.glob("*.git/index-s1.lock")), "git finished the snapshot for a killed ink"
+            return
+    raise AssertionError("git add ended each time before it could be stopped: the workspace is too small")
+
+
+def _kill_ink_while_git_adds(home: Path, work: Path) -> bool:
+    """Kill -9 a snapshotting ink once its git add is held stopped and wait for that git to end;
+    False when the git ended before it could be held (nothing was killed then)."""
+    child = subprocess.Popen([sys.executable, "-c", SNAPSHOT_CHILD, str(home), str(work)])
     try:
         poll_until(lambda: _adding(child.pid), 120, "git add to start")
         (git,) = _adding(child.pid)
+        if not _stopped(git):
+            return False
         child.send_signal(signal.SIGKILL)
         child.wait()
         poll_until(lambda: not _alive(git), 30, "the orphaned git to end")
+        return True
     finally:
         child.kill()
         child.wait()
-    assert list(store.glob("*.git/index-s1.lock")), "git finished the snapshot for a killed ink"
+
+
+def _stopped(proc: psutil.Process) -> bool:
+    """Stop ``proc``; whether it is held stopped now (False: it had ended)."""
+    try:
+        proc.send_signal(signal.SIGSTOP)
+        poll_until(lambda: proc.status() in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE), 30, "git to stop")
+        return proc.status() == psutil.STATUS_STOPPED
+    except psutil.Error:
+        return False
 
 
 def _adding(pid: int) -> list[psutil.Process]:
