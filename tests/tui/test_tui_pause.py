@@ -39,6 +39,9 @@ def test_R44_ctrl_s_pauses_at_the_next_safe_point_and_resumes(
     ink.wait_for(lambda: status_line(ink.lines()).startswith("⏸ paused"), what="⏸ paused (held)")
     ink.wait_printed("⏸ paused:", whole_line=False)
     assert not (marks / "b1").exists() and len(fake_server.requests) == 1
+    # the held call has not started: its line says so, and nothing says it runs
+    ink.wait_text("held: starts when you resume")
+    assert not [line for line in ink.lines() if "running " in line or "bash 0" in line], ink.lines()
     ink.type_line("and mention the file")  # queued as a steer while paused
     ink.wait_text("queued (1)")
     ink.send(CTRL_S)

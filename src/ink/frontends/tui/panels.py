@@ -90,6 +90,8 @@ def _tool_line(tool: ActiveTool, width: int, now: float, asking: bool) -> Fragme
         mark, state = "?", "waiting for your answer"
     elif tool.status == "queued":
         mark, state = "◦", "queued"
+    elif tool.status == "held":
+        mark, state = "⏸", "held: starts when you resume"
     elif tool.status == "cancelling":
         mark, state = "⏹", f"stopping · waiting up to {tool.grace:g}s · {elapsed:.0f}s"
     else:

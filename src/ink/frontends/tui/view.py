@@ -46,7 +46,7 @@ DECISION_NOTES: dict[Decision, str] = {
 class ActiveTool(msgspec.Struct):
     call_id: str
     summary: str
-    status: Literal["queued", "running", "cancelling"]
+    status: Literal["queued", "running", "held", "cancelling"]
     since: float
     grace: float = 0.0
     output: str = ""  # the tail of what it printed so far (tool_update), shown under its line
@@ -218,8 +218,24 @@ class EventView(EventReducer):
     def run_paused(self, event: ev.RunPaused) -> None:
         self._printed.append(pausing.paused_block(event))
 
+    def run_held(self, event: ev.RunHeld) -> None:
+        """R44: the run waits at a safe point. Calls that did not start wait there with it: "held",
+        never "running" (a pause during a reply holds before its first call)."""
+        if event.source is not None:
+            return
+        waiting = [t for t in self.tools.values() if t.status == "running" and not t.ran]
+        for tool in waiting:
+            self.tools[tool.call_id] = replace(tool, status="held")
+        if event.at == "tool_call" and waiting:
+            self._doing("held before a tool call")
+
     def run_resumed(self, event: ev.RunResumed) -> None:
         self.sub_agents.resumed()
+        held = [t for t in self.tools.values() if t.status == "held"]
+        for tool in held:  # their time starts now: the time held is not theirs
+            self.tools[tool.call_id] = replace(tool, status="running", since=self._clock())
+        if held:
+            self._doing("running tools")
         block = pausing.resumed_block(event)
         if block is not None:
             self._printed.append(block)
