@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ink.agent.abort import AbortSignal
+from ink.agent.tool import ToolCallContext
+from ink.ai.messages import ToolCall
 from ink.tools.jobs import (
     HEAD_BYTES,
     LIMIT_BYTES,
@@ -23,6 +26,7 @@ from ink.tools.jobs import (
     TooManyJobs,
     UnknownJob,
 )
+from ink.tools.jobs.tools import JobOutputTool
 from tests.processes import gone
 from tests.waiting import wait_until
 
@@ -143,3 +147,19 @@ async def test_a_keeper_killed_from_outside_still_has_its_tree_ended(
     await wait_until(lambda: jobs.info("job-1").state == "exited", 20, "the job's end")
     await wait_until(lambda: gone(child), 10, "its child ended by ink")
     assert jobs.info("job-1").signal == "SIGKILL"
+
+
+async def test_job_output_says_how_much_the_jobs_output_no_longer_holds(jobs: JobRegistry) -> None:
+    # R43: a 3 MB output keeps its head and tail; job_output's own 50 KB cut must not hide that the
+    # middle is gone (it used to say only what it cut itself, ~1 MB of the 3 MB)
+    events: list[object] = []
+    jobs.emit = events.append
+    await jobs.start("for i in $(seq 1 300000); do echo line $i; done", os.getcwd())
+    await wait_until(lambda: any(isinstance(e, JobEnd) for e in events), 60, "the end")
+    tool = JobOutputTool(jobs)
+    ctx = ToolCallContext(ToolCall("c1", "job_output", {}), AbortSignal())
+    out = await tool.execute({"jobId": "job-1"}, ctx)
+    cut = jobs.output("job-1")
+    assert cut is not None and cut.cut > 1_000_000
+    first = out.output.split("\n")[1]
+    assert first.startswith(f"New output ({cut.cut} bytes of it not kept:"), first

@@ -67,12 +67,14 @@ class JobOutputTool(BaseTool):
             return ToolOutput(f"{head}\nIts last {plural(tail, 'line')}:\n{self._tail(info, tail)}")
         if self._jobs.output(job_id) is None:  # an earlier ink process's job: its file is what is left
             return ToolOutput(f"{head}\nIts output:\n{self._tail(info, MAX_OUTPUT_LINES)}")
-        text, _gone = self._jobs.read_new(job_id)
+        text, gone = self._jobs.read_new(job_id)
         if not text:
             return ToolOutput(f"{head}\nNo new output since the last job_output.")
         buffer = HeadTailBuffer(MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES)
         buffer.feed(text.encode("utf-8", "surrogateescape"))
-        return ToolOutput(f"{head}\nNew output:\n{buffer.render()}")
+        # the buffer's own cut would hide the notice of what the job's output no longer holds: say it here
+        lost = f" ({plural(gone, 'byte')} of it not kept: {KEPT})" if gone else ""
+        return ToolOutput(f"{head}\nNew output{lost}:\n{buffer.render()}")
 
     def _tail(self, info: JobInfo, lines: int) -> str:
         return last_lines(self._jobs, info, lines) or "(no output)"
