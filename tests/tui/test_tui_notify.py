@@ -50,3 +50,22 @@ def test_R46_nothing_while_the_user_is_at_the_keyboard(
     ink.wait_text("○ idle")
     assert not marker.exists()
     assert b"\a" not in ink.raw
+
+
+def test_R46_a_question_asked_while_typing_is_told_once_the_user_has_looked_away(
+    fake_server: FakeModelServer, start_ink: StartInk, tmp_path: Path
+) -> None:
+    # the question comes right after the Enter (the user is at the keyboard), then waits: the user may
+    # have walked away, so once no key came for after_seconds it rings and runs the command, once
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    command = f"cat > {seen}/$(date +%s%N).json"
+    fake_server.script(Reply([tool_call("bash", {"command": "echo hi"}, id="c1")]), say("Done."))
+    ink = start_ink(permission_mode="ask", config=f'[notify]\nafter_seconds = 3\ncommand = "{command}"\n')
+    ink.type_line("go")
+    ink.wait_text("allow bash?")
+    poll_until(lambda: [e["type"] for e in _events(seen)] == ["permission_request"], what="question told")
+    ink.wait_for(lambda: b"\a" in ink.raw, what="the bell")
+    ink.answer("y")
+    ink.wait_text("Done.")
+    assert [e["type"] for e in _events(seen)] == ["permission_request"]  # the end came while looking

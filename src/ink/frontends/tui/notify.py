@@ -20,7 +20,7 @@ import signal
 from collections.abc import Callable, Mapping
 
 from ink.config.notify import NotifySettings
-from ink.run.events import RunEvent, event_to_json
+from ink.run.events import PermissionRequest, PermissionResolved, RunEnd, RunEvent, event_to_json
 from ink.tools import orphans
 
 log = logging.getLogger(__name__)
@@ -55,16 +55,38 @@ class Notifier:
         self._clock = clock
         self._osc9 = env.get("TERM_PROGRAM", "") in OSC9_TERMINALS or "kitty" in env.get("TERM", "")
         self._last_key = clock()
+        self._waiting: set[str] = set()  # questions asked while the user was at the keyboard, still open
 
     def key_pressed(self) -> None:
         self._last_key = self._clock()
 
     def on_event(self, event: RunEvent) -> None:
+        if isinstance(event, PermissionResolved):
+            self._waiting.discard(event.request_id)
+        elif isinstance(event, RunEnd) and event.source is None:
+            self._waiting.clear()  # its questions are gone with it
         what = WHAT.get(event.type)
         if what is None or (event.type == "run_end" and getattr(event, "source", None) is not None):
             return
         if self._clock() - self._last_key < self._settings.after_seconds:
+            if isinstance(event, PermissionRequest):  # it waits: told once the user has looked away
+                self._waiting.add(event.request_id)
+                self._spawn(self._when_away(event), "notify when away")
             return  # the user is at the keyboard: the screen says it already
+        self._tell(event, what)
+
+    async def _when_away(self, question: PermissionRequest) -> None:
+        """A question asked while the user was typing still waits after ``after_seconds`` without a
+        key: they may have gone (it came right after their Enter and they walked away)."""
+        while question.request_id in self._waiting:
+            wait = self._last_key + self._settings.after_seconds - self._clock()
+            if wait <= 0:
+                self._waiting.discard(question.request_id)
+                self._tell(question, WHAT[question.type])
+                return
+            await asyncio.sleep(wait)
+
+    def _tell(self, event: RunEvent, what: str) -> None:
         if self._settings.bell:
             self._write(BELL + (f"\x1b]9;ink: {what}\x07" if self._osc9 else ""))
         command = self._settings.command
