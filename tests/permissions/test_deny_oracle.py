@@ -121,6 +121,10 @@ SPELLINGS = [
     "BASH_ENV=<(echo zap x) bash -c true",
     "env -S'zap x'",
     "env --split-string='zap x'",
+    "mapfile -C 'zap x;:' -c 1 <<< 1",
+    "readarray -t -c 1 -C 'zap x;:' <<< 1",
+    "builtin mapfile -c1 -C'zap x;:' <<< 1",
+    "compgen -C 'zap x' q",
 ]
 # Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
 PROGRAM_SPELLINGS = [

@@ -47,6 +47,7 @@ COMPUTED = re.compile(r"[$`{}*?\[]")
 SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 # Programs that run the text after ``-c`` (``--command``) as a shell command line: ``su -c 'rm x'``.
 COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock", "sg"})
+CALLBACK_OPTION = frozenset({"mapfile", "readarray", "compgen"})  # builtins evaluating ``-C CODE``
 # Programs that add words read from their input to the command they run: ``xargs sh -c`` runs what the
 # input says, and ``-I {}`` puts it anywhere.
 FEEDERS = frozenset({"xargs", "parallel"})
@@ -296,8 +297,8 @@ class _Walker:
 
     def code_arguments(self, name: str, words: list[str]) -> None:
         """Commands that take code as an argument (``trap 'rm x' EXIT``, ``alias r='rm x'``, ``su -c``,
-        ``env -S``) or run code ink cannot see (``fc`` runs the history again, ``hash -p`` makes a name
-        run another program)."""
+        ``env -S``, ``mapfile -C 'rm x'``) or run code ink cannot see (``fc`` runs the history again,
+        ``hash -p`` makes a name run another program)."""
         arguments = words[1:]
         if name == "trap":
             code = next((w for w in arguments if w == "-" or not w.startswith("-")), None)
@@ -318,6 +319,9 @@ class _Walker:
         elif name in COMMAND_OPTION:
             text = _option_text(arguments, "c", "--command", anywhere=True)
             if text is not None:
+                self.nested(text)
+        elif name in CALLBACK_OPTION:
+            for text in _callbacks(arguments):
                 self.nested(text)
 
     def sourced(self, words: list[str]) -> None:
@@ -396,6 +400,19 @@ def _option_text(arguments: list[str], short: str, long: str, *, anywhere: bool 
         if not anywhere and (word == "--" or not word.startswith("-")):
             return None  # the options end: the command and its arguments
     return None
+
+
+def _callbacks(arguments: list[str]) -> list[str]:
+    """The code of every ``-C CODE`` (``-tC CODE``, ``-CCODE``), wherever it stands before ``--``: bash
+    evaluates it (``mapfile -c 1 -C 'rm x;:'`` per line read, ``compgen -C 'rm x'`` at once)."""
+    texts = []
+    for at, word in enumerate(arguments):
+        if word == "--":
+            break
+        if word[:1] == "-" and word[1:2] != "-" and "C" in word:
+            text = word.partition("C")[2] or (arguments[at + 1] if at + 1 < len(arguments) else "")
+            texts.append(text)
+    return texts
 
 
 def _fed(templates: list[str]) -> list[str]:
