@@ -103,3 +103,34 @@ def test_R44_agents_pause_holds_one_sub_agent_and_its_line_says_so(
 
 def task(call_id: str, prompt: str) -> Any:
     return tool_call("task", {"description": prompt, "prompt": prompt, "agent": "general"}, id=call_id)
+
+
+def test_agents_verbs_naming_a_sub_agent_that_does_not_run_act_on_no_other(
+    fake_server: FakeModelServer, start_ink: StartInk, marks: Path
+) -> None:
+    # [1] is picked; "/agents stop 5" (a typo, or [5] just ended) used to stop the picked [1] instead,
+    # and "/agents pause 5" to pause it
+    hold = Gate()
+    command = f"echo ran > {marks / 'a1'}"
+
+    def answer(request: Any) -> Reply:
+        if request.system.startswith("You are ink"):  # the main agent
+            return say("Reported back.") if request.tool_results() else Reply([task("t1", "job A")])
+        if request.tool_results():
+            return say("A done.")
+        return Reply([text("A starts"), hold, tool_call("bash", {"command": command}, id="a1")])
+
+    fake_server.responder = answer
+    ink = start_ink()
+    ink.type_line("do the job")
+    hold.wait_reached()
+    ink.wait_for(lambda: "[1] general" in ink.text(), what="the sub-agent's nested line")
+    ink.type_line("/agents 1")
+    ink.wait_text("[1] general picked")
+    for verb in ("stop", "pause"):
+        ink.type_line(f"/agents {verb} 5")
+    ink.wait_for(lambda: ink.text().count("no running sub-agent [5]") == 2, what="both refused")
+    hold.open()
+    ink.wait_text("Reported back.")
+    assert (marks / "a1").read_text() == "ran\n"  # [1] was neither stopped nor held
+    assert "stopping [1]" not in ink.text() and "pausing [1]" not in ink.text()

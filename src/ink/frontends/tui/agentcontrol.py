@@ -47,8 +47,10 @@ def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block
     if verb not in VERBS:
         return Block("error", f"usage: {USAGE}")
     number, _, text = rest.strip().partition(" ")
-    if number.isdigit() and lines.by_number(int(number)) is not None:
+    if number.isdigit():  # a number names that sub-agent: one that does not run is never another
         line = lines.by_number(int(number))
+        if line is None:
+            return _none(number)
     else:
         line, text = lines.running.get(lines.selected or ""), rest.strip()
     if line is None:
