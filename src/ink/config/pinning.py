@@ -129,8 +129,8 @@ def _words(command: str | Sequence[str]) -> list[str]:
 def _pinned_files(words: list[str], root: Path, cwd: Path) -> tuple[PinnedFile, ...]:
     real_root = Path(os.path.realpath(root))
     found: dict[str, PinnedFile] = {}
-    for word in words:
-        for candidate in _candidates(word, root):
+    for at, word in enumerate(words):
+        for candidate in [*_candidates(word, root), *_module_files(words, at)]:
             path = Path(os.path.normpath(cwd / candidate))
             if not path.is_relative_to(root) and not path.is_relative_to(real_root):
                 continue
@@ -148,6 +148,24 @@ def _candidates(word: str, root: Path) -> list[str]:
     if not word or "$" in word or "\0" in word:
         return []
     return [word, word.partition("=")[2]] if word.startswith("-") and "=" in word else [word]
+
+
+def _module_files(words: list[str], at: int) -> list[str]:
+    """The files ``python -m pkg.tool`` (``-mpkg.tool``) runs from the folder it starts in:
+    ``pkg/tool.py``, or ``pkg/tool/__main__.py``, and the ``__init__.py`` files on the way."""
+    word = words[at]
+    if word == "-m" and at + 1 < len(words):
+        module = words[at + 1]
+    elif word.startswith("-m") and len(word) > 2 and "=" not in word:
+        module = word[2:]
+    else:
+        return []
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", module):
+        return []
+    parts = module.split(".")
+    folder = "/".join(parts)
+    packages = ["/".join(parts[:n]) + "/__init__.py" for n in range(1, len(parts) + 1)]
+    return [folder + ".py", folder + "/__main__.py", *packages]
 
 
 def _exists(path: Path) -> bool:
