@@ -166,6 +166,7 @@ def test_a_resumed_session_names_the_jobs_that_ended_with_its_last_process(
     with RpcClient.start([*args, "--continue"], env, project) as again:
         notice = again.wait_event("notice")
         assert "job-1 (exec sleep 1000)" in notice["text"] and "job-2" not in notice["text"]
+        assert "(list_jobs)" in notice["text"]  # how an RPC client reads it, not the TUI's /jobs
         jobs = {job["jobId"]: job for job in again.ok("list_jobs")["jobs"]}
         assert (jobs["job-1"]["state"], jobs["job-1"]["earlier"]) == ("ended", True)
         assert (jobs["job-2"]["state"], jobs["job-2"]["exitCode"]) == ("exited", 3)

@@ -64,15 +64,16 @@ def enter_session(jobs: JobRegistry, handle: SessionHandle | None, scratch: Path
     jobs.enter_session(lambda: folder, SessionJournal(handle), earlier, told)
 
 
-def resume_note(jobs: JobRegistry) -> str | None:
-    """The line telling the user which jobs ended with the last ink process of a resumed session."""
+def resume_note(jobs: JobRegistry, read_with: str) -> str | None:
+    """The line telling the user which jobs ended with the last ink process of a resumed session;
+    ``read_with``: how this frontend's user reads a job's output (``/jobs``, RPC ``list_jobs``)."""
     ended = jobs.ended_with_last_process
     if not ended:
         return None
     listed = ", ".join(f"{job.job_id} ({_short(job.command)})" for job in ended)
     return (
         f"background jobs of this session ended with its last ink process: {listed}; "
-        "their output is still readable (/jobs)"
+        f"their output is still readable ({read_with})"
     )
 
 

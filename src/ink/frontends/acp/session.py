@@ -106,7 +106,7 @@ class AcpSession(EventReducer):
         session's last ink process (R43)."""
         for update in updates.replay(self.controller.history.messages, self._tool):
             self._update(update)
-        ended = resume_note(self.app.jobs)
+        ended = resume_note(self.app.jobs, "by the model, with job_output")
         if ended is not None:
             self._update(updates.thought_chunk(f"\n[{ended}]\n"))
         keeper = self.app.part(PlanKeeper)

@@ -58,7 +58,7 @@ class RpcServer(StdioServer):
         """Serve until end of input, SIGTERM or a closed stdout; then abort what runs, wait until it has
         settled, close the app and write the last lines. Returns the exit status."""
         self._unsubscribe = self.controller.subscribe(self.on_event)
-        ended = resume_note(self.app.jobs)  # R43: the jobs a resumed session's last process ended
+        ended = resume_note(self.app.jobs, "list_jobs")  # R43: what the last ink process ended
         if ended is not None:
             self.on_event(Notice(ended))
         return await super().serve(in_fd, signals=signals)

@@ -184,7 +184,7 @@ class TuiApp:
         if banner:  # before the app is first drawn: erased on the screen's top row (its first print) the
             # app was a "clear screen" to tmux (scroll-on-clear), which kept a stale copy in its scrollback
             self._write(self.scrollback.paint(banner, self._width()))
-        ended = resume_note(self._core.jobs)  # R43: what the last ink process of this session ended
+        ended = resume_note(self._core.jobs, "/jobs")  # R43: what the last ink process of this session ended
         if ended is not None:
             self._view.print(Block("warning", ended))
             self._dirty.set()

@@ -215,7 +215,7 @@ def _resume(host: CommandHost, args: str) -> None:
         return
     say(host, f"── resumed session {info.id[:8]} · {info.message_count} messages ──")
     host.view.print(*replay(core.controller.history.messages, core.tools.find))
-    ended = resume_note(core.jobs)  # R43: what the session's last ink process ended
+    ended = resume_note(core.jobs, "/jobs")  # R43: what the session's last ink process ended
     if ended is not None:
         say(host, ended, "warning")
 
