@@ -125,6 +125,18 @@ SPELLINGS = [
     "readarray -t -c 1 -C 'zap x;:' <<< 1",
     "builtin mapfile -c1 -C'zap x;:' <<< 1",
     "compgen -C 'zap x' q",
+    # a variable's value evaluated again: the `$(` is never written in one piece
+    "x='$''(zap x)'; echo ${x@P}",
+    "x='a[$''(zap x)]'; echo ${!x}",
+    'd=\\$; x="a[${d}(zap x)]"; echo ${!x}',
+    "x='a[$''(zap x)]'; s=abc; echo ${s:x}",
+    "x=$'a[\\x24(zap x)]'; s=abc; echo ${s: 1:x}",
+    "x='a[$''(zap x)]'; declare -i y; y=x",
+    "x=$(printf 'a[\\x24(zap x)]'); typeset -ia y; y=x",
+    "x='a[$''(zap x)]'; printf -v \"$x\" 1",
+    "x='a[$''(zap x)]'; read -r -p '> ' \"$x\" <<< 1",
+    "x='a[$''(zap x)]'; test -v \"$x\"",
+    "x='a[$''(zap x)]'; declare \"$x\"=1",
 ]
 # Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
 PROGRAM_SPELLINGS = [
@@ -133,7 +145,17 @@ PROGRAM_SPELLINGS = [
     "flock {bin}/lock -c 'echo; zap x'",
     "valgrind -q zap x",
 ]
-HARMLESS = ["echo zap", "ls -la", "git status", "zapper x", "echo 'zap x'", "cat zap.txt", "grep -r zap ."]
+HARMLESS = [
+    "echo zap",
+    "echo ${s:1:2} ${s: -1} ${x:-zap}",
+    'read -r -p "$p" line',
+    "ls -la",
+    "git status",
+    "zapper x",
+    "echo 'zap x'",
+    "cat zap.txt",
+    "grep -r zap .",
+]
 
 
 def nested(command: str, levels: int) -> str:

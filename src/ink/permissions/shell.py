@@ -22,6 +22,7 @@ real bash).
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cache
 from typing import Any
@@ -48,6 +49,17 @@ SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--
 # Programs that run the text after ``-c`` (``--command``) as a shell command line: ``su -c 'rm x'``.
 COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock", "sg"})
 CALLBACK_OPTION = frozenset({"mapfile", "readarray", "compgen"})  # builtins evaluating ``-C CODE``
+# Expansions that evaluate a variable's value again, as arithmetic (where ``a[$(rm x)]`` runs ``rm x``) or
+# as a prompt: ``${!x}``, ``${x@P}``, ``${s:x}`` (an offset that is not a plain number).
+REEVALUATING = re.compile(
+    r"\$\{!|@P\}|\$\{#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[^\d\s:}-][^}]*\}"
+)
+# Builtins that take a variable's name and may evaluate it (``printf -v "$x"``, ``read "$x"``, an array
+# subscript in it is arithmetic), or give a variable the integer attribute (``declare -i``).
+NAMING_BUILTINS = frozenset(
+    {"declare", "typeset", "local", "readonly", "export", "read", "printf", "test", "["}
+)
+READ_OPTIONS_WITH_ARGUMENT = "adinNptu"
 # Programs that add words read from their input to the command they run: ``xargs sh -c`` runs what the
 # input says, and ``-I {}`` puts it anywhere.
 FEEDERS = frozenset({"xargs", "parallel"})
@@ -237,6 +249,10 @@ class _Walker:
         ``printf -v 'a[$(rm x)]' 1``, ``declare``, ``test -v``). For deny rules, every ``$(..)`` and
         backtick in a word's text is read as a command, less those the parser found itself."""
         start, end = getattr(part, "pos", (0, 0))
+        if REEVALUATING.search(self.source[start:end]):
+            self.shape.unprovable.append(
+                f"`{_shorten(self.source[start:end])}` evaluates a variable's value again when it runs"
+            )
         text = list(self.source[start:end])
         if "$(" not in self.source[start:end] and "`" not in self.source[start:end]:
             return
@@ -323,6 +339,8 @@ class _Walker:
         elif name in CALLBACK_OPTION:
             for text in _callbacks(arguments):
                 self.nested(text)
+        if name in NAMING_BUILTINS and _evaluates_a_name(name, arguments):
+            self.shape.unprovable.append(f"`{_shorten(' '.join(words))}` evaluates a computed variable name")
 
     def sourced(self, words: list[str]) -> None:
         """``source FILE``/``. FILE``: a script file is out of reach (like ``bash build.sh``); code read
@@ -400,6 +418,27 @@ def _option_text(arguments: list[str], short: str, long: str, *, anywhere: bool 
         if not anywhere and (word == "--" or not word.startswith("-")):
             return None  # the options end: the command and its arguments
     return None
+
+
+def _evaluates_a_name(name: str, arguments: list[str]) -> bool:
+    """Whether a builtin is given a computed variable name (``printf -v "$x"``, ``read "$x"``,
+    ``test -v "$x"``, ``declare "$x"=1``) or the integer attribute (``declare -i``): bash evaluates a
+    subscript in the name, or the value assigned, as arithmetic, which runs any ``$(..)`` in it."""
+    if name in ("printf", "test", "["):
+        return any(w == "-v" and WILD in n for w, n in itertools.pairwise(arguments))
+    names: list[str] = []
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif name == "read" and word[:1] == "-" and len(word) > 1:
+            skip = word[-1] in READ_OPTIONS_WITH_ARGUMENT
+        elif word[:1] in "-+" and len(word) > 1 and WILD not in word:
+            if name != "read" and "i" in word[1:]:
+                return True
+        else:
+            names.append(word.partition("=")[0])
+    return any(WILD in n for n in names)
 
 
 def _callbacks(arguments: list[str]) -> list[str]:
