@@ -137,6 +137,10 @@ SPELLINGS = [
     "x='a[$''(zap x)]'; read -r -p '> ' \"$x\" <<< 1",
     "x='a[$''(zap x)]'; test -v \"$x\"",
     "x='a[$''(zap x)]'; declare \"$x\"=1",
+    "x='a[$''(zap x)]'; declare -n r=\"$x\"; r=1",
+    "x='a[$''(zap x)]'; declare -n r; r=$x; r=1",
+    "x='a[$''(zap x)]'; sleep 0 & wait -n -p \"$x\"",
+    "x='a[$''(zap x)]'; echo ${#x[x]}",
 ]
 # Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
 PROGRAM_SPELLINGS = [
@@ -149,6 +153,7 @@ HARMLESS = [
     "echo zap",
     "echo ${s:1:2} ${s: -1} ${x:-zap}",
     'read -r -p "$p" line',
+    'wait "$pid"; echo "${a[0]}" "${#a[@]}"',
     "ls -la",
     "git status",
     "zapper x",

@@ -53,11 +53,12 @@ CALLBACK_OPTION = frozenset({"mapfile", "readarray", "compgen"})  # builtins eva
 # as a prompt: ``${!x}``, ``${x@P}``, ``${s:x}`` (an offset that is not a plain number).
 REEVALUATING = re.compile(
     r"\$\{!|@P\}|\$\{#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[^\d\s:}-][^}]*\}"
+    r"|\$\{#?[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[^\]\d\s@*-][^\]]*\]"  # ${#a[x]}: a subscript not a number
 )
 # Builtins that take a variable's name and may evaluate it (``printf -v "$x"``, ``read "$x"``, an array
 # subscript in it is arithmetic), or give a variable the integer attribute (``declare -i``).
 NAMING_BUILTINS = frozenset(
-    {"declare", "typeset", "local", "readonly", "export", "read", "printf", "test", "["}
+    {"declare", "typeset", "local", "readonly", "export", "read", "printf", "test", "[", "wait"}
 )
 READ_OPTIONS_WITH_ARGUMENT = "adinNptu"
 # Programs that add words read from their input to the command they run: ``xargs sh -c`` runs what the
@@ -422,10 +423,14 @@ def _option_text(arguments: list[str], short: str, long: str, *, anywhere: bool 
 
 def _evaluates_a_name(name: str, arguments: list[str]) -> bool:
     """Whether a builtin is given a computed variable name (``printf -v "$x"``, ``read "$x"``,
-    ``test -v "$x"``, ``declare "$x"=1``) or the integer attribute (``declare -i``): bash evaluates a
-    subscript in the name, or the value assigned, as arithmetic, which runs any ``$(..)`` in it."""
-    if name in ("printf", "test", "["):
-        return any(w == "-v" and WILD in n for w, n in itertools.pairwise(arguments))
+    ``test -v "$x"``, ``wait -p "$x"``, ``declare "$x"=1``), the integer attribute (``declare -i``) or a
+    name reference (``declare -n``): bash evaluates a subscript in the name, or the value assigned, as
+    arithmetic, which runs any ``$(..)`` in it."""
+    if name in ("printf", "test", "[", "wait"):
+        option = "-p" if name == "wait" else "-v"
+        return any(
+            w[:1] == "-" and w.endswith(option[1]) and WILD in n for w, n in itertools.pairwise(arguments)
+        )
     names: list[str] = []
     skip = False
     for word in arguments:
@@ -434,8 +439,8 @@ def _evaluates_a_name(name: str, arguments: list[str]) -> bool:
         elif name == "read" and word[:1] == "-" and len(word) > 1:
             skip = word[-1] in READ_OPTIONS_WITH_ARGUMENT
         elif word[:1] in "-+" and len(word) > 1 and WILD not in word:
-            if name != "read" and "i" in word[1:]:
-                return True
+            if name != "read" and ("i" in word[1:] or "n" in word[1:]):
+                return True  # the integer attribute, or a name reference (``declare -n r=$x; r=1``)
         else:
             names.append(word.partition("=")[0])
     return any(WILD in n for n in names)
