@@ -141,6 +141,9 @@ SPELLINGS = [
     "x='a[$''(zap x)]'; declare -n r; r=$x; r=1",
     "x='a[$''(zap x)]'; sleep 0 & wait -n -p \"$x\"",
     "x='a[$''(zap x)]'; echo ${#x[x]}",
+    "x='a[$''(zap x)]'; let y=x",
+    "x='a[$''(zap x)]'; printf -v 'y[x]' 1",
+    "x='a[$''(zap x)]'; read 'y[x]' <<< 1",
 ]
 # Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
 PROGRAM_SPELLINGS = [

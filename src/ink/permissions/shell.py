@@ -58,9 +58,10 @@ REEVALUATING = re.compile(
 # Builtins that take a variable's name and may evaluate it (``printf -v "$x"``, ``read "$x"``, an array
 # subscript in it is arithmetic), or give a variable the integer attribute (``declare -i``).
 NAMING_BUILTINS = frozenset(
-    {"declare", "typeset", "local", "readonly", "export", "read", "printf", "test", "[", "wait"}
+    {"declare", "typeset", "local", "readonly", "export", "read", "printf", "test", "[", "wait", "let"}
 )
 READ_OPTIONS_WITH_ARGUMENT = "adinNptu"
+SUBSCRIPT = re.compile(r"\[[^\]]*[^\]\d\s@*-][^\]]*\]")  # a subscript that is not a plain number
 # Programs that add words read from their input to the command they run: ``xargs sh -c`` runs what the
 # input says, and ``-I {}`` puts it anywhere.
 FEEDERS = frozenset({"xargs", "parallel"})
@@ -429,8 +430,10 @@ def _evaluates_a_name(name: str, arguments: list[str]) -> bool:
     if name in ("printf", "test", "[", "wait"):
         option = "-p" if name == "wait" else "-v"
         return any(
-            w[:1] == "-" and w.endswith(option[1]) and WILD in n for w, n in itertools.pairwise(arguments)
+            w[:1] == "-" and w.endswith(option[1]) and _evaluated(n) for w, n in itertools.pairwise(arguments)
         )
+    if name == "let":  # every word is arithmetic: a variable named there is evaluated again
+        return any(re.search(r"[A-Za-z_]", w) for w in arguments)
     names: list[str] = []
     skip = False
     for word in arguments:
@@ -443,7 +446,13 @@ def _evaluates_a_name(name: str, arguments: list[str]) -> bool:
                 return True  # the integer attribute, or a name reference (``declare -n r=$x; r=1``)
         else:
             names.append(word.partition("=")[0])
-    return any(WILD in n for n in names)
+    return any(_evaluated(n) for n in names)
+
+
+def _evaluated(name: str) -> bool:
+    """A variable name whose subscript bash evaluates: computed (``"$x"``), or not a plain number
+    (``'y[x]'``: ``x``'s value is evaluated as arithmetic)."""
+    return WILD in name or SUBSCRIPT.search(name) is not None
 
 
 def _callbacks(arguments: list[str]) -> list[str]:
