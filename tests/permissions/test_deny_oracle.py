@@ -142,6 +142,7 @@ SPELLINGS = [
     "x='a[$''(zap x)]'; sleep 0 & wait -n -p \"$x\"",
     "x='a[$''(zap x)]'; echo ${#x[x]}",
     "x='a[$''(zap x)]'; let y=x",
+    "x='a[$''(zap x)]'; set -- 1 2; echo ${@:x}",
     "x='a[$''(zap x)]'; printf -v 'y[x]' 1",
     "x='a[$''(zap x)]'; read 'y[x]' <<< 1",
 ]
@@ -154,7 +155,7 @@ PROGRAM_SPELLINGS = [
 ]
 HARMLESS = [
     "echo zap",
-    "echo ${s:1:2} ${s: -1} ${x:-zap}",
+    "echo ${s:1:2} ${s: -1} ${x:-zap} ${@:2} ${1:-x}",
     'read -r -p "$p" line',
     'wait "$pid"; echo "${a[0]}" "${#a[@]}"',
     "ls -la",

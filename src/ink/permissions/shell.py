@@ -50,9 +50,9 @@ SHELL_OPTIONS_WITH_ARGUMENT = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--
 COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock", "sg"})
 CALLBACK_OPTION = frozenset({"mapfile", "readarray", "compgen"})  # builtins evaluating ``-C CODE``
 # Expansions that evaluate a variable's value again, as arithmetic (where ``a[$(rm x)]`` runs ``rm x``) or
-# as a prompt: ``${!x}``, ``${x@P}``, ``${s:x}`` (an offset that is not a plain number).
+# as a prompt: ``${!x}``, ``${x@P}``, ``${s:x}``, ``${@:x}`` (an offset that is not a plain number).
 REEVALUATING = re.compile(
-    r"\$\{!|@P\}|\$\{#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[^\d\s:}-][^}]*\}"
+    r"\$\{!|@P\}|\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[@*]|\d+)(?:\[[^\]]*\])?:(?![-=?+])[^}]*[^\d\s:}-][^}]*\}"
     r"|\$\{#?[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[^\]\d\s@*-][^\]]*\]"  # ${#a[x]}: a subscript not a number
 )
 # Builtins that take a variable's name and may evaluate it (``printf -v "$x"``, ``read "$x"``, an array
