@@ -1,7 +1,7 @@
 """The ``[[hooks.EVENT]]`` tables of a config file (docs/hooks.md):
 
     [[hooks.pre_tool]]
-    command = "~/.ink/hooks/no-push-to-main.sh"
+    command = "~/.config/ink/hooks/no-push-to-main.sh"
     matcher = "bash"          # a tool name, names a|b, or a regular expression (RE2: ink.config.matchers)
     timeout = 10              # seconds, default 60
 

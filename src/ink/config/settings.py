@@ -37,6 +37,7 @@ from msgspec.structs import replace
 from ink.config.catalogue import DEFAULT_PROVIDER, PROVIDERS, ProviderInfo
 from ink.config.errors import ConfigError
 from ink.config.files import ConfigFile, Located, read_config_file
+from ink.config.hidden_hooks import hidden_hook_warnings
 from ink.config.hooks import HookSpec
 from ink.config.keys import (
     PERMISSION_MODES,
@@ -207,6 +208,8 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     sandbox = resolve_sandbox(
         flags.sandbox, user.sandbox if user else {}, project.sandbox if project else {}, cwd, warnings
     )
+    hooks = _all_hooks(user, project, found)
+    warnings += hidden_hook_warnings(hooks, ink_home, _home_dir(env), sandbox.mode)
     return Settings(
         provider=provider.value,
         model=model.value,
@@ -226,7 +229,7 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
         max_tokens=picks["max_tokens"].value,
         debug=flags.debug,
         permission_timeout=picks["permission_timeout"].value,
-        hooks=_all_hooks(user, project, found),
+        hooks=hooks,
         question_delay=picks["question_delay"].value,
         theme=picks["theme"].value,
         code_theme=picks["code_theme"].value,
