@@ -79,3 +79,16 @@ def test_a_deny_rule_from_the_project_refuses_even_in_yolo(
     [(_, seen)] = fake_server.requests[1].tool_results()
     assert "forbidden by the permission rule bash(echo *)" in seen
     assert f"{project / '.ink' / 'config.toml'}:2" in seen
+
+
+def test_a_rule_naming_no_tool_is_said_at_start_as_it_covers_nothing(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    # A typo in a deny rule (Remove for rm) fails open: ink says so at start; a rule for a tool, a kind
+    # word or an MCP tool (listed by its server only later) is not named.
+    fake_server.script(say("nothing to do"))
+    flags = ["--deny", "Remove(f3)", "--deny", "bash(rm *)", "--deny", "edit", "--deny", "mcp__git__push"]
+    done = run_ink(args(fake_server, *flags, "hi"), ink_env(tmp_path), project)
+    assert done.returncode == 0, done.stderr
+    named = [line for line in done.stderr.splitlines() if "covers nothing" in line]
+    assert len(named) == 1 and "remove(f3) (--deny)" in named[0], done.stderr

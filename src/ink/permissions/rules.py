@@ -55,6 +55,18 @@ MAX_TEMPLATE = 20_000  # characters of a command template checked against a patt
 UNSANDBOXED = "-unsandboxed"  # the rule word's suffix for calls that leave the sandbox
 
 
+def covering_no_tool(rules: Iterable[RuleText], tool_names: Iterable[str]) -> list[RuleText]:
+    """The rules whose word is neither a tool's name nor a kind word (``Remove(x)``, a typo): such a rule
+    covers nothing, and a deny rule that covers nothing fails open without a word. An MCP tool's name
+    (``mcp__server__tool``) is left alone: its server may list it only later."""
+    known = {name.lower() for name in tool_names} | set(KIND_WORDS)
+    return [
+        rule
+        for rule in rules
+        if rule.tool.removesuffix(UNSANDBOXED) not in known and not rule.tool.startswith("mcp__")
+    ]
+
+
 class Subject(msgspec.Struct, frozen=True):
     """What a rule is checked against: the tool's name and kind. A file a command redirects into is
     checked as ``FILE_CHANGE``: covered by the rules for every tool that changes files."""

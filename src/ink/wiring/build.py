@@ -36,6 +36,7 @@ from ink.wiring.pieces import (
     hook_seams,
     permission_hook,
     session_checkpoints,
+    warn_of_rules_for_no_tool,
     warnings_to,
 )
 from ink.wiring.processes import RegistryReaper, bang_runner, hard_exit
@@ -83,6 +84,7 @@ def build_app(settings: Settings, *, parts: Sequence[AppPart] = (), **choices: U
     chain = before_tool_chain(kept, limit, hooks if replaced is None else None, permission)
     agents, task = build_task_tool(settings, current)
     tools = (*(choices.get("tools") or build_tools)(settings, processes, sandbox, jobs=jobs), task)
+    warn_of_rules_for_no_tool(settings, tools)
     usage = usage_totals(current)
     budget = build_budget(settings, usage, events)  # R45: None without limits
     seams = RunHooks(chain, *hook_seams(hooks, parts), tasks=tasks, notes=jobs.take_notes, budget=budget)

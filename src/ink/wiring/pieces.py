@@ -150,6 +150,20 @@ def permission_hook(
     return build_permission_hook(settings, asker, notify=notify)
 
 
+def warn_of_rules_for_no_tool(settings: Settings, tools: Sequence[Tool]) -> None:
+    """A permission rule naming no tool and no kind of tool (a typo: ``Remove(x)``) covers nothing: say
+    so at start, one line each, as a deny rule that quietly covers nothing fails open."""
+    from ink.permissions.rules import covering_no_tool
+
+    for rule in covering_no_tool(settings.permission_rules, (tool.spec.name for tool in tools)):
+        log.warning(
+            "warning: permission rule %s (%s) names no tool of ink's nor a kind of tool (read, edit, "
+            "execute, fetch, search): it covers nothing; see docs/permissions.md",
+            rule.text,
+            rule.where,
+        )
+
+
 def build_tools(
     settings: Settings,
     processes: ProcessRegistry,
