@@ -39,6 +39,7 @@ def test_allow_runs_the_call(fake_server: FakeModelServer, start_acp: StartAcp, 
         ("always", "allow_always"),
         ("deny", "reject_once"),
     ]
+    assert params["options"][1]["name"] == "Always allow: bash(touch made.txt)"  # the rule it stores
     announced = ink.wait_update("tool_call", toolCallId="b1")
     assert announced["status"] == "pending"  # awaiting approval
     assert not (project / "made.txt").exists()
@@ -87,3 +88,19 @@ def test_cancel_while_the_question_is_open_ends_the_turn_cancelled(
     assert not (project / "made.txt").exists()
     ended = ink.wait_update("tool_call_update", toolCallId="b1", status="failed")
     assert "cancelled" in ended["content"][0]["content"]["text"].lower()
+
+
+def test_always_is_not_offered_where_nothing_would_be_remembered(
+    fake_server: FakeModelServer, start_acp: StartAcp, project: Path
+) -> None:
+    # A shell reading its input runs code no rule may allow (R37): "always" could only allow once, so the
+    # editor is not offered it (it was, and stored nothing).
+    fake_server.script(call("bash", {"command": "echo 'touch piped.txt' | sh"}, id="p1"), say("done"))
+    ink = start_acp()
+    session = open_session(ink, project)
+    prompt = ink.send("session/prompt", sessionId=session, prompt=text_prompt("pipe it"))
+    question = ink.wait_request("session/request_permission")
+    assert [o["optionId"] for o in question["params"]["options"]] == ["allow", "deny"]
+    ink.answer(question["id"], _pick("deny"))
+    assert ink.wait_response(prompt)["result"] == {"stopReason": "end_turn"}
+    assert not (project / "piped.txt").exists()

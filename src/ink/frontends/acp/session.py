@@ -264,7 +264,7 @@ class AcpSession(EventReducer):
         self._asked[event.request_id] = event.tool_call_id
         tool = self._tool(event.name)
         params = updates.permission_request(
-            self.id, event.tool_call_id, event.name, event.args, tool, event.reason or ""
+            self.id, event.tool_call_id, event.name, event.args, tool, event.reason or "", event.remember
         )
         task = asyncio.ensure_future(self._ask_editor(event.request_id, params))
         self._asks.add(task)

@@ -36,11 +36,9 @@ FENCED_KINDS = frozenset({"read", "search", "execute"})  # output shown verbatim
 TITLE_CHARS = 120
 SUMMARY_INTRO = "Summary of the earlier conversation:\n"
 
-PERMISSION_OPTIONS = (
-    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-    {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
-    {"optionId": "deny", "name": "Deny", "kind": "reject_once"},
-)
+ALLOW_ONCE = {"optionId": "allow", "name": "Allow", "kind": "allow_once"}
+DENY_ONCE = {"optionId": "deny", "name": "Deny", "kind": "reject_once"}
+RULE_CHARS = 80  # of the rule an "always" option names; a longer one ends in "…"
 
 
 def available_commands(
@@ -170,14 +168,27 @@ def bang_result(call_id: str, output: str, exit_code: int | None, interrupted: b
 
 
 def permission_request(
-    session_id: str, call_id: str, name: str, args: Mapping[str, Any], tool: Tool | None, reason: str = ""
+    session_id: str,
+    call_id: str,
+    name: str,
+    args: Mapping[str, Any],
+    tool: Tool | None,
+    reason: str = "",
+    remember: str | None = None,
 ) -> Update:
     """The params of ``session/request_permission`` for one call; ``reason``, why ink asks (a call that
-    leaves the sandbox says so, and why it wants to), follows what the call would change."""
+    leaves the sandbox says so, and why it wants to), follows what the call would change. "Always" is
+    offered only with the rule it would store (``remember``), named in the option as the terminal shows
+    it: where nothing can be remembered (a command no rule may allow) an "Always allow" that allowed once
+    would promise what it does not do."""
     call = call_fields(call_id, name, args, tool) | {"status": "pending"}
     if reason:
         call["content"] = [*call.get("content", []), {"type": "content", "content": _text(reason)}]
-    return {"sessionId": session_id, "toolCall": call, "options": [dict(o) for o in PERMISSION_OPTIONS]}
+    options = [dict(ALLOW_ONCE)]
+    if remember is not None:
+        rule = remember if len(remember) <= RULE_CHARS else remember[: RULE_CHARS - 1] + "…"
+        options.append({"optionId": "always", "name": f"Always allow: {rule}", "kind": "allow_always"})
+    return {"sessionId": session_id, "toolCall": call, "options": [*options, dict(DENY_ONCE)]}
 
 
 def replay(messages: Sequence[Message], tools: FindTool) -> Iterator[Update]:
