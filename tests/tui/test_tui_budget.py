@@ -31,6 +31,8 @@ def test_R45_budget_shows_use_and_limits_and_a_stop_hands_the_queue_back(
     ink.wait_printed("⏹ stopped at a budget limit", whole_line=False)
     ink.wait_text("○ idle")
     ink.wait_for(lambda: ink.editor_text() == "and this too", what="the queued input back in the editor")
+    ink.wait_printed("put back in the editor", whole_line=False)
+    assert sum("back in the editor" in line for line in ink.scrollback()) == 1  # said once
     assert len(fake_server.requests) == 2
     ink.send("\x15")  # clear the editor (Ctrl+U)
     ink.type_line("/budget")

@@ -27,7 +27,6 @@ def warning_block(event: ev.BudgetWarning) -> Block:
 
 
 def stopped_block(event: ev.RunEnd) -> Block:
-    """A run that ended at a limit: which, and what came back to the editor."""
-    restored = len(event.restored_input)
-    back = f" · {restored} queued input(s) back in the editor" if restored else ""
-    return Block("warning", f"⏹ stopped at a budget limit: {sanitize(str(event.budget))}{back} · /budget")
+    """A run that ended at a limit: which. What came back to the editor is said once, by the
+    ``input_restored`` line that follows (it was said twice, in two wordings)."""
+    return Block("warning", f"⏹ stopped at a budget limit: {sanitize(str(event.budget))} · /budget")
