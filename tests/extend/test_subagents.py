@@ -155,6 +155,36 @@ def test_one_sub_agent_is_stopped_alone_and_the_parent_goes_on(
     assert fake_server.requests[-1].tool_results()[1] == ("t2", "B is in b.py")
 
 
+READ_A = {"path": "a.txt"}
+
+
+def test_a_stopped_sub_agent_that_wrote_no_text_names_the_calls_it_made(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    # Its result said "Its work so far: (nothing yet)" after it had read files: the parent model was told
+    # the sub-agent did nothing.
+    (project / "a.txt").write_text("alpha\n")
+    hold = Gate()
+    fake_server.responder = route(
+        lambda r: Reply([task("t1", "find A", "explore")]) if not r.tool_results() else say("carried on"),
+        {
+            "find A": lambda r: (
+                Reply([tool_call("read", READ_A, id="r1"), tool_call("read", READ_A, id="r2")])
+                if not r.tool_results()
+                else Reply([hold, text("never")])
+            )
+        },
+    )
+    with start(fake_server, tmp_path, project) as ink:
+        ink.ok("prompt", text="find it")
+        hold.wait_reached()
+        assert ink.ok("abort", source="t1") == {"wasRunning": True}
+        ended = ink.wait_event("tool_end", toolCallId="t1")
+        ink.wait_event("run_end", stopReason="completed")
+    output = ended["result"]["output"]
+    assert "(no text written yet; 2 tool calls: read x2)" in output and "nothing yet" not in output, output
+
+
 def test_a_sub_agents_permission_question_is_tagged_and_answered_through_rpc(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,7 @@ def _output(kind: AgentType, result: LoopResult, history: History, signal: Abort
         return ToolOutput(
             answers[-1] if answers else f"The {kind.name} sub-agent finished without an answer."
         )
-    work = "\n\n".join(answers)[-PARTIAL_CHARS:] or "(nothing yet)"
+    work = "\n\n".join(answers)[-PARTIAL_CHARS:] or _calls_made(history)
     if result.stop_reason == "aborted":
         return ToolOutput(
             f"Interrupted by the user: the {kind.name} sub-agent was stopped before it finished. "
@@ -238,3 +239,13 @@ def _output(kind: AgentType, result: LoopResult, history: History, signal: Abort
     return ToolOutput(
         f"The {kind.name} sub-agent did not finish ({why}). Its work so far:\n\n{work}", is_error=True
     )
+
+
+def _calls_made(history: History) -> str:
+    """What a sub-agent that wrote no text did: its tool calls by name (a stopped sub-agent that ran
+    bash did something, which "(nothing yet)" denied)."""
+    names = [c.name for m in history.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    if not names:
+        return "(nothing yet)"
+    counted = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in Counter(names).items())
+    return f"(no text written yet; {len(names)} tool call{'s' if len(names) != 1 else ''}: {counted})"
