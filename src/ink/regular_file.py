@@ -22,7 +22,10 @@ import errno
 import os
 import stat
 from io import BufferedReader
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 _KINDS = (
@@ -92,6 +95,16 @@ def open_regular(
     except BaseException:
         os.close(fd)
         raise
+
+
+def stays_within(path: Path, root: Path) -> bool:
+    """Whether ``path``, its links followed, is a file inside ``root``: a repository's ``AGENTS.md ->
+    ../../.ssh/id_rsa`` or ``.ink/commands -> /`` leads out of it, and reading it would hand the user's
+    files to the model. A path that cannot be resolved (gone, a link loop) does not stay within."""
+    try:
+        return path.resolve(strict=True).is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def _check(path: str | os.PathLike[str], mode: int) -> None:

@@ -19,7 +19,7 @@ import msgspec
 
 from ink.ai.provider import ToolSpec
 from ink.ai.unicode import sendable_text
-from ink.regular_file import read_regular
+from ink.regular_file import read_regular, stays_within
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_CHARS = 40_000
@@ -138,10 +138,7 @@ def _leads_out(path: Path, top: Path | None) -> bool:
     """Whether ``path`` is a link to a file outside its repository (outside its own folder where there is
     none): a cloned repository's ``AGENTS.md -> ../../.ssh/id_rsa`` put the user's key in the system
     prompt, sent to the model's service, past the sandbox that keeps ``~/.ssh`` from every command."""
-    try:
-        return not path.resolve(strict=True).is_relative_to((top or path.parent).resolve())
-    except (OSError, RuntimeError):
-        return True
+    return not stays_within(path, top or path.parent)
 
 
 def _read_instructions(path: Path, top: Path | None = None) -> str:

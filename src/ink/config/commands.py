@@ -25,6 +25,7 @@ import msgspec
 
 from ink.config.frontmatter import FrontMatterError, read_markdown
 from ink.config.project import find_in_project, untrusted_file
+from ink.regular_file import stays_within
 
 MAX_DEPTH = 8  # folders below commands/: /a:b:c:d:e:f:g:h is as deep as a command name goes
 MAX_FILES = 2_000  # command files read from one folder's tree (each is read at start-up)
@@ -191,10 +192,7 @@ def within_project(folder: SetupDir, warnings: list[str]) -> bool:
 
 
 def _inside(path: Path, project: Path, warnings: list[str]) -> bool:
-    try:
-        inside = path.resolve(strict=True).is_relative_to(project.resolve())
-    except (OSError, RuntimeError):
-        inside = False
+    inside = stays_within(path, project)
     if not inside:
         warnings.append(f"{path}: leads out of the project; not read")
     return inside
