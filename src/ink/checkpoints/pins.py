@@ -26,6 +26,7 @@ from pathlib import Path
 import msgspec
 
 from ink.checkpoints.writeback import EXECUTABLE, REGULAR, SYMLINK
+from ink.regular_file import read_regular
 
 FEW_FILES = 64  # this many are pinned in the event loop (an abort's run_end waits); more in a thread
 HASH_FILES = 4096  # this many changed files are pinned by their bytes (read before run_end) ...
@@ -115,27 +116,14 @@ def _content(path: Path, info: os.stat_result, sha256: bool) -> Pin:
     try:
         if stat.S_ISLNK(info.st_mode):
             return Pin(blob_id(os.fsencode(os.readlink(path)), sha256=sha256), SYMLINK)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            opened = os.fstat(fd)
-            if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
-                return Pin(UNKNOWN)  # replaced between the two looks
-            data = _read(fd, opened.st_size)
-        finally:
-            os.close(fd)
-    except OSError:
+        # at most the size looked at: a file still growing (a job's log) is not read on past the budget
+        read = read_regular(path, info.st_size, follow_symlinks=False)
+    except OSError:  # also swapped for a FIFO or a link, or grown since the look: not the run's to pin
         return Pin(UNKNOWN)
-    mode = EXECUTABLE if opened.st_mode & stat.S_IXUSR else REGULAR
-    return Pin(blob_id(data, sha256=sha256), mode)
-
-
-def _read(fd: int, size: int) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        chunk = os.read(fd, max(size, 65536))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+    if read.status.st_ino != info.st_ino:
+        return Pin(UNKNOWN)  # replaced between the two looks
+    mode = EXECUTABLE if read.status.st_mode & stat.S_IXUSR else REGULAR
+    return Pin(blob_id(read.data, sha256=sha256), mode)
 
 
 def _recent(info: os.stat_result, now_ns: int) -> bool:
