@@ -19,7 +19,7 @@ loop ends the run with stop reason ``budget``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ink.agent.budget import BudgetKind, BudgetScope, BudgetStop, amount
 from ink.agent.events import RunPaused, RunResumed
@@ -127,31 +127,22 @@ class Budget:
         """The first limit used up (the session's before the run's), else None; warns at 80 % of time
         limits too (time has no event of its own)."""
         self._warn()
-        for scope, span, limits in self._scopes():
-            for kind in KINDS:
-                limit = _limit(limits, kind)
-                if limit is None:
-                    continue
-                used, why = span.used(kind)
-                if used is None or used >= limit:
-                    return BudgetStop(kind, scope, used, limit, why)
+        for scope, kind, span, limit in self._limits():
+            used, why = span.used(kind)
+            if used is None or used >= limit:
+                return BudgetStop(kind, scope, used, limit, why)
         return None
 
     def model_problem(self, model: str) -> str | None:
         """Why ``model`` cannot run under these limits: a cost limit needs a model with known prices."""
-        if not self.limits.cost_limited:
-            return None
         return unpriced_problem(self.limits, model)
 
     def state(self) -> list[dict[str, object]]:
         """Each limit set, with what was used (None: unknown): RPC ``get_state.budget``."""
-        found: list[dict[str, object]] = []
-        for scope, span, limits in self._scopes():
-            for kind in KINDS:
-                limit = _limit(limits, kind)
-                if limit is not None:
-                    found.append({"scope": scope, "kind": kind, "used": span.used(kind)[0], "limit": limit})
-        return found
+        return [
+            {"scope": scope, "kind": kind, "used": span.used(kind)[0], "limit": limit}
+            for scope, kind, span, limit in self._limits()
+        ]
 
     def report(self) -> list[tuple[str, str]]:
         """Each scope and kind with what it used and its limit: ``("run cost", "$0.42 of $1.00 (42 %)")``
@@ -169,23 +160,28 @@ class Budget:
         return rows
 
     def _warn(self) -> None:
-        for scope, span, limits in self._scopes():
-            for kind in KINDS:
-                limit = _limit(limits, kind)
-                used, _ = span.used(kind)
-                if limit is None or used is None or used < WARN_AT * limit or (scope, kind) in self._warned:
-                    continue
-                self._warned.add((scope, kind))
-                self._emit(BudgetWarning(kind, scope, round(used, 6), limit))
+        for scope, kind, span, limit in self._limits():
+            used, _ = span.used(kind)
+            if used is None or used < WARN_AT * limit or (scope, kind) in self._warned:
+                continue
+            self._warned.add((scope, kind))
+            self._emit(BudgetWarning(kind, scope, round(used, 6), limit))
 
     def _scopes(self) -> tuple[tuple[BudgetScope, Span, Limits], ...]:
         return (("session", self.session, self.limits.session), ("run", self.run, self.limits.run))
 
+    def _limits(self) -> Iterator[tuple[BudgetScope, BudgetKind, Span, float]]:
+        """Each limit set, the session's first: its scope, what it limits, the span counting it."""
+        for scope, span, limits in self._scopes():
+            for kind in KINDS:
+                limit = _limit(limits, kind)
+                if limit is not None:
+                    yield scope, kind, span, limit
+
 
 def unpriced_problem(limits: LimitSettings, model: str) -> str | None:
     """The refusal of a cost limit with a model whose prices ink does not know (R45), or None."""
-    info = lookup(model)
-    if not limits.cost_limited or info.input_price is not None:
+    if not limits.cost_limited or lookup(model).input_price is not None:
         return None
     return (
         f"a cost limit ({limits.cost_origin()}) needs a model with known prices, and ink does not know "
