@@ -31,7 +31,7 @@ from ink.checkpoints import SWITCH_ENV
 from ink.lineage import leader_preexec
 from ink.tools import orphans
 from ink.tools.processes import TOKEN_ENV, ProcessRegistry
-from ink.tools.shell import run_process
+from ink.tools.shell import ShellResult, run_process
 
 INTERRUPT_GRACE = 30.0  # the run's own abort: R20's 10 s grace plus kill delays, with room
 STEP_TIMEOUT = 600.0  # setup and check
@@ -142,16 +142,7 @@ async def _step(
     sandbox: TaskSandbox,
 ) -> None:
     try:
-        result = await run_process(
-            ["bash", "-c", command],
-            cwd,
-            stop,
-            registry,
-            options.step_timeout,
-            env=dict(options.env),
-            label=what,
-            confinement=sandbox.confinement(),
-        )
+        result = await _bash(command, what, cwd, stop, registry, options, sandbox)
     except OSError as exc:  # it did not start (the sandbox could not be set up: R39)
         raise WorkspaceError(f"{what} could not start: {exc}") from None
     if result.interrupted:
@@ -173,19 +164,32 @@ async def _verdict(
 ) -> str | None:
     """``pass`` when ``check`` exits 0 in the workspace. It runs even after a time limit (what was done
     may pass), not once the batch is cancelled: None, no verdict (before or while it runs)."""
-    result = await run_process(
-        ["bash", "-c", check],
-        cwd,
-        cancel,
-        registry,
-        options.step_timeout,
-        env=dict(options.env),
-        label="check",
-        confinement=sandbox.confinement(),
-    )
+    result = await _bash(check, "check", cwd, cancel, registry, options, sandbox)
     if result.interrupted:
         return None
     return "pass" if result.exit_code == 0 and not result.timed_out else "fail"
+
+
+async def _bash(
+    command: str,
+    label: str,
+    cwd: Path,
+    signal: AbortSignal,
+    registry: ProcessRegistry,
+    options: RunOptions,
+    sandbox: TaskSandbox,
+) -> ShellResult:
+    """A task's own command (its setup or check) in its workspace, confined like its run."""
+    return await run_process(
+        ["bash", "-c", command],
+        cwd,
+        signal,
+        registry,
+        options.step_timeout,
+        env=dict(options.env),
+        label=label,
+        confinement=sandbox.confinement(),
+    )
 
 
 def child_argv(task: Task, root: Path, options: RunOptions) -> list[str]:
