@@ -234,9 +234,7 @@ class App:
             raise SessionError("sessions are off (--no-session)")
         handle = self.sessions.resume(info)
         loaded = handle.loaded
-        now = (self.settings.model, self.settings.provider)
-        if loaded is not None and (loaded.model, loaded.provider) != now:
-            handle.record_model_change(*now)
+        handle.going_on_with(self.settings.model, self.settings.provider)
         self._swap_session(handle)
         if loaded is not None:
             self.usage.session = msgspec.structs.replace(loaded.usage, cost_usd=loaded.cost)

@@ -60,6 +60,13 @@ class SessionHandle:
     def record_model_change(self, model: str, provider: str) -> None:
         self.writer.write_model_change(model, provider)
 
+    def going_on_with(self, model: str, provider: str) -> None:
+        """This resumed session goes on with ``model`` of ``provider``: recorded when the file ended with
+        another, so the next resume starts with the model really used."""
+        loaded = self.loaded
+        if loaded is not None and (loaded.model, loaded.provider) != (model, provider):
+            self.record_model_change(model, provider)
+
     def record_job(self, kind: Literal["job_start", "job_end"], fields: Mapping[str, Any]) -> None:
         """A background job started or ended (``ink.store.jobs`` says what the fields are)."""
         self.writer.write_job(kind, fields)

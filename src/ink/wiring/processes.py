@@ -8,16 +8,13 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ink.agent.abort import AbortSignal
 from ink.config import Settings
 from ink.run.controller import BangOutput
 from ink.run.events import Survivor
 from ink.tools.processes import ProcessEntry, ProcessRegistry
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

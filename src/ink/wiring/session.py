@@ -52,9 +52,7 @@ def open_session(settings: Settings, choice: SessionChoice) -> tuple[CurrentSess
         return CurrentSession(handle, store), handle.history, settings
     handle = store.resume(target)
     settings = resumed_settings(settings, handle.loaded)
-    loaded = handle.loaded
-    if loaded is not None and (loaded.model, loaded.provider) != (settings.model, settings.provider):
-        handle.record_model_change(settings.model, settings.provider)
+    handle.going_on_with(settings.model, settings.provider)
     return CurrentSession(handle, store), handle.history, settings
 
 
