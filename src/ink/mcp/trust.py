@@ -52,7 +52,9 @@ def pin(spec: McpServerSpec) -> Pin:
     from ink.config.pinning import pin_command  # only for a project's server: ~3 ms of imports
 
     declared_in = Path(spec.where.rsplit(":", 1)[0]) if spec.where else Path.cwd() / ".ink" / "config.toml"
-    root = declared_in.parent.parent  # the folder holding the declaring .ink
+    # The folder holding the declaring .ink/config.toml, or .mcp.json itself: taking the .mcp.json's
+    # parent's parent pinned no file of the project, and a server script changed after approval ran.
+    root = declared_in.parent.parent if declared_in.parent.name == ".ink" else declared_in.parent
     cwd = root / spec.cwd if spec.cwd else root
     command = [spec.command, *spec.args] if spec.command is not None else ""
     pinned = pin_command(
