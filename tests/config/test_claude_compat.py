@@ -16,6 +16,7 @@ from ink.config import Flags, load_settings
 from ink.config.agents import load_agent_types
 from ink.config.claude import claude_rule, load_claude_setup
 from ink.config.commands import load_commands
+from ink.permissions.rules import RuleSet, Subject
 from tests.cli.inkproc import ink_env
 from tests.fakeserver import FakeModelServer, call, say
 from tests.jsonl_client import provider_args
@@ -169,6 +170,25 @@ def test_a_hostile_claude_file_is_skipped_with_a_warning_never_read_or_waited_on
 def test_claude_code_rules_in_inks_words(effect: str, text: str, expected: str | None) -> None:
     rule = claude_rule(effect, text, "here")
     assert (rule.text if rule else None) == expected
+
+
+def test_a_rule_with_one_leading_slash_is_relative_to_the_settings_files_project(tmp_path: Path) -> None:
+    """# R39: Claude Code reads ``/secrets/**`` under the folder of ``.claude/``; read as an absolute path
+    it matched nothing, and the project's deny rule failed open."""
+    project = tmp_path / "a*b"
+    rule = claude_rule("deny", "Read(/secrets/**)", "here", base=project)
+    assert rule is not None and rule.text == f"read({tmp_path.as_posix()}/a\\*b/secrets/**)"
+    rules = RuleSet([rule])
+    assert rules.path_denied(Subject("read", "read"), [project / "secrets" / "key"], project / "sub")
+    assert not rules.path_denied(Subject("read", "read"), [tmp_path / "axb" / "secrets" / "k"], tmp_path)
+    assert claude_rule("deny", "Read(/secrets/**)", "here") is None  # no base: left out with a warning
+    work = tmp_path / "repo"
+    (work / ".git").mkdir(parents=True)
+    (work / "sub").mkdir()
+    write(work / ".claude" / "settings.json", json.dumps({"permissions": {"deny": ["Edit(/ci/**)"]}}))
+    warnings: list[str] = []
+    setup = load_claude_setup(work / "sub", tmp_path / "inkhome", None, warnings)
+    assert [r.text for r in setup.project_rules] == [f"edit({work.as_posix()}/ci/**)"], warnings
 
 
 def test_claude_commands_and_agents_are_read_with_their_tool_names_mapped(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -216,6 +217,8 @@ def _rules(path: Path, data: Mapping[str, Any], scope: str, warnings: list[str])
     ignored, as in ``.ink/config.toml``; a rule ink cannot express is left out with a warning."""
     table = data.get("permissions")
     if not isinstance(table, dict):
+        if table is not None:  # its deny rules would be lost without a word
+            warnings.append(f"{path}: permissions is not an object; none of its rules apply")
         return ()
     rules: list[RuleText] = []
     for effect in ("deny", "allow"):
@@ -226,8 +229,11 @@ def _rules(path: Path, data: Mapping[str, Any], scope: str, warnings: list[str])
                 "put the rules you trust in [permissions] allow of $INK_HOME/config.toml"
             )
             continue
-        for item in items if isinstance(items, list) else []:
-            rule = claude_rule(effect, item, f"{path}: permissions.{effect}")
+        if not isinstance(items, list):
+            warnings.append(f"{path}: permissions.{effect} is not a list; none of its rules apply")
+            continue
+        for item in items:
+            rule = claude_rule(effect, item, f"{path}: permissions.{effect}", base=path.parent.parent)
             if rule is None:
                 warnings.append(f"{path}: permission rule {item!r} has no counterpart in ink; not applied")
             else:
@@ -237,8 +243,11 @@ def _rules(path: Path, data: Mapping[str, Any], scope: str, warnings: list[str])
     return tuple(rules)
 
 
-def claude_rule(effect: str, text: object, where: str) -> RuleText | None:
-    """One Claude Code rule in ink's words, or None when ink has no counterpart."""
+def claude_rule(effect: str, text: object, where: str, *, base: Path | None = None) -> RuleText | None:
+    """One Claude Code rule in ink's words, or None when ink has no counterpart. A path pattern with one
+    leading slash (``Read(/secrets/**)``) is relative to ``base``, the folder holding the settings file's
+    ``.claude/`` (without one: left out): read as an absolute path it matched nothing, and a project's
+    deny rule failed open."""
     if not isinstance(text, str) or effect not in ("allow", "deny"):
         return None
     name, paren, rest = text.strip().partition("(")
@@ -248,6 +257,10 @@ def claude_rule(effect: str, text: object, where: str) -> RuleText | None:
     pattern = rest[:-1].strip() if paren else None
     if pattern is not None and tool == "bash":
         pattern = pattern[:-2].rstrip() + " *" if pattern.endswith(":*") else pattern
+    elif pattern is not None and pattern.startswith("/") and not pattern.startswith("//"):
+        if base is None:
+            return None
+        pattern = re.sub(r"([\\*?])", r"\\\1", base.as_posix().rstrip("/")) + pattern  # base matches itself
     elif pattern is not None:
         pattern = "/" + pattern[2:] if pattern.startswith("//") else pattern.removeprefix("./")
     try:
