@@ -138,10 +138,6 @@ class App:
         """The app's part of type ``kind`` (e.g. ``McpPart``), if it has one."""
         return next((p for p in self.parts if isinstance(p, kind)), None)
 
-    def spared_processes(self) -> list[ProcessEntry]:
-        """Processes that live as long as the app (an MCP server): a run's reaper leaves them alone."""
-        return [entry for spared in self.spared for entry in spared()]
-
     def submit(
         self,
         text: str,
