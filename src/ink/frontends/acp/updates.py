@@ -119,7 +119,7 @@ def diff_contents(details: Sequence[ToolDetail]) -> list[Update]:
                 {"type": "diff", "path": detail.path, "oldText": detail.before, "newText": detail.after}
             )
         elif detail.unified:
-            out.append({"type": "content", "content": _text(f"```diff\n{detail.unified}```")})
+            out.append(text_content(f"```diff\n{detail.unified}```"))
     return out
 
 
@@ -135,8 +135,8 @@ def tool_result(result: ToolResult, kind: ToolKind, diffs: Sequence[Update] = ()
     made = diff_contents(result.details or ())
     content: list[Update] = [] if failed else made or list(diffs)
     if result.output:
-        shown = _fence(result.output) if kind in FENCED_KINDS and not failed else result.output
-        content.append({"type": "content", "content": _text(shown)})
+        shown = fence(result.output) if kind in FENCED_KINDS and not failed else result.output
+        content.append(text_content(shown))
     return status_update(result.tool_call_id, "failed" if failed else "completed", content=content)
 
 
@@ -145,7 +145,7 @@ def live_output(call_id: str, output: str) -> Update:
     return {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
-        "content": [{"type": "content", "content": _text(_fence(output))}],
+        "content": [text_content(fence(output))],
     }
 
 
@@ -154,7 +154,7 @@ def bang_call(call_id: str, command: str) -> Update:
     return {
         "sessionUpdate": "tool_call",
         "toolCallId": call_id,
-        "title": f"!{_shorten(command)}",
+        "title": f"!{title_of(command)}",
         "kind": "execute",
         "status": "in_progress",
         "rawInput": {"command": command},
@@ -163,7 +163,7 @@ def bang_call(call_id: str, command: str) -> Update:
 
 def bang_result(call_id: str, output: str, exit_code: int | None, interrupted: bool) -> Update:
     failed = interrupted or exit_code != 0
-    content = [{"type": "content", "content": _text(_fence(output))}] if output else []
+    content = [text_content(fence(output))] if output else []
     return status_update(call_id, "failed" if failed else "completed", content=content)
 
 
@@ -183,7 +183,7 @@ def permission_request(
     would promise what it does not do."""
     call = call_fields(call_id, name, args, tool) | {"status": "pending"}
     if reason:
-        call["content"] = [*call.get("content", []), {"type": "content", "content": _text(reason)}]
+        call["content"] = [*call.get("content", []), text_content(reason)]
     options = [dict(ALLOW_ONCE)]
     if remember is not None:
         rule = remember if len(remember) <= RULE_CHARS else remember[: RULE_CHARS - 1] + "…"
@@ -231,21 +231,12 @@ def text_content(text: str) -> Update:
     return {"type": "content", "content": _text(text)}
 
 
-def fence(text: str) -> str:
-    """``text`` shown verbatim (a command's output), in a code fence longer than any run of backticks."""
-    return _fence(text)
-
-
-def title_of(text: str) -> str:
-    """A call's title: the first line, at most ``TITLE_CHARS``."""
-    return _shorten(text)
-
-
 def _text(text: str) -> Update:
     return {"type": "text", "text": text}
 
 
-def _shorten(text: str) -> str:
+def title_of(text: str) -> str:
+    """A call's title: the first line, at most ``TITLE_CHARS``."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     more = line != text.strip()
     if len(line) > TITLE_CHARS:
@@ -253,10 +244,11 @@ def _shorten(text: str) -> str:
     return line + "…" if more else line
 
 
-def _fence(text: str) -> str:
+def fence(text: str) -> str:
+    """``text`` shown verbatim (a command's output), in a code fence longer than any run of backticks."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}"
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{marks}"
 
 
 def plan_update(plan: PlanUpdate) -> Update:
