@@ -123,6 +123,22 @@ def test_the_users_claude_settings_count_as_the_users(tmp_path: Path) -> None:
     assert ("allow", "bash(npm run lint)") in [(r.effect, r.text) for r in settings.permission_rules]
 
 
+def test_a_project_turning_claude_compat_off_keeps_the_users_claude_rules_and_hooks(tmp_path: Path) -> None:
+    """# R39: a repository's ``[compat] claude = false`` turns off its own .claude files only; it dropped
+    the user's ~/.claude deny rules and hooks too, so a repository could turn the user's "no" into "yes"."""
+    work = repo(tmp_path)
+    write(work / ".ink" / "config.toml", "[compat]\nclaude = false\n")
+    write(
+        tmp_path / "home" / ".claude" / "settings.json", json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}})
+    )
+    settings = settings_for(tmp_path, work)
+    assert [(r.effect, r.text) for r in settings.permission_rules] == [("deny", "bash(rm *)")]
+    assert settings.hooks == () and settings.mcp_servers == () and not settings.claude
+    write(tmp_path / "home" / ".claude" / "settings.json", json.dumps(CLAUDE_SETTINGS))
+    hooks = settings_for(tmp_path, work).hooks
+    assert hooks and {h.scope for h in hooks} == {"user"}
+
+
 def test_ink_wins_over_claude_and_compat_can_be_turned_off(tmp_path: Path) -> None:
     work = repo(tmp_path)
     write(work / ".ink" / "config.toml", '[mcp.servers.github]\ncommand = "gh-mcp"\n')

@@ -107,9 +107,12 @@ def tool_names(items: list[str] | None, where: str, warnings: list[str]) -> froz
     return frozenset(found)
 
 
-def load_claude_setup(cwd: Path, ink_home: Path, home: Path | None, warnings: list[str]) -> ClaudeSetup:
-    """Every Claude Code file that applies to ``cwd``: the user's ``~/.claude/settings.json``, then the
-    project's ``.claude/settings.json``, ``.claude/settings.local.json`` and ``.mcp.json``."""
+def load_claude_setup(
+    cwd: Path, ink_home: Path, home: Path | None, warnings: list[str], *, project: bool = True
+) -> ClaudeSetup:
+    """Every Claude Code file that applies to ``cwd``: the user's ``~/.claude/settings.json``, then
+    (with ``project``) the project's ``.claude/settings.json``, ``.claude/settings.local.json`` and
+    ``.mcp.json``."""
     user_hooks: tuple[HookSpec, ...] = ()
     user_rules: tuple[RuleText, ...] = ()
     if home is not None:
@@ -120,6 +123,8 @@ def load_claude_setup(cwd: Path, ink_home: Path, home: Path | None, warnings: li
                 _hooks(mine, data, "user", warnings),
                 _rules(mine, data, "user", warnings),
             )
+    if not project:  # the project turned Claude Code's files off: its own, never the user's
+        return ClaudeSetup(user_hooks, user_rules=user_rules)
     env = {"HOME": str(home)} if home is not None else {}
     hooks: tuple[HookSpec, ...] = ()
     rules: tuple[RuleText, ...] = ()

@@ -180,8 +180,8 @@ def load_settings(flags: Flags, env: Mapping[str, str], start_dir: Path) -> Sett
     project = read_project_file(project_path, warnings) if project_path is not None else None
     if project is not None:
         project = _without_untrusted(project, user, warnings)
-    claude = _claude_compat(user, project)
-    found = _claude_setup(cwd, ink_home, env, warnings) if claude else None
+    mine, claude = _claude_compat(user, project)
+    found = _claude_setup(cwd, ink_home, env, warnings, project=claude) if mine else None
     rules = (  # flags, the project's denies (.ink, then .claude), the user's rules (config, then ~/.claude)
         _flag_rules(flags)
         + tuple(project.rules if project else ())
@@ -258,17 +258,22 @@ def _limit_flags(flags: Flags) -> dict[str, float | int | None]:
     return {"max_cost_usd": flags.max_cost, "max_tokens": tokens, "max_seconds": flags.max_time}
 
 
-def _claude_compat(user: ConfigFile | None, project: ConfigFile | None) -> bool:
-    """``[compat] claude``: the user's choice (default true); a project file may only turn it off."""
+def _claude_compat(user: ConfigFile | None, project: ConfigFile | None) -> tuple[bool, bool]:
+    """``[compat] claude``: the user's choice (default true), and whether the project's Claude Code files
+    are read too: a project file may only turn that off. It never turns off the user's own
+    ``~/.claude`` deny rules and hooks (a repository could otherwise drop them: a "no" turned "yes")."""
     mine = user.tables.get("compat", {}).get("claude") if user else None
     theirs = project.tables.get("compat", {}).get("claude") if project else None
-    return (mine.value if mine else True) and (theirs.value if theirs else True)
+    on = mine.value if mine else True
+    return on, on and (theirs.value if theirs else True)
 
 
-def _claude_setup(cwd: Path, ink_home: Path, env: Mapping[str, str], warnings: list[str]) -> ClaudeSetup:
+def _claude_setup(
+    cwd: Path, ink_home: Path, env: Mapping[str, str], warnings: list[str], *, project: bool
+) -> ClaudeSetup:
     from ink.config.claude import load_claude_setup  # reads files only where a .claude or .mcp.json is
 
-    return load_claude_setup(cwd, ink_home, _home_dir(env), warnings)
+    return load_claude_setup(cwd, ink_home, _home_dir(env), warnings, project=project)
 
 
 def _home_dir(env: Mapping[str, str]) -> Path | None:
