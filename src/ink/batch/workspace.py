@@ -25,6 +25,7 @@ from pathlib import Path
 from ink.agent.abort import AbortSignal
 from ink.batch.copying import CopyError, copy_tree
 from ink.batch.tasks import Task, is_remote
+from ink.checkpoints.git import ATTRIBUTES  # the store's info/attributes: no byte converted, as there
 from ink.tools.processes import ProcessRegistry
 from ink.tools.shell import run_process
 
@@ -65,8 +66,6 @@ _SEALED_ENV = {
     "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
     "GIT_NAMESPACE": "",
 }
-ATTRIBUTES = b"* -text -eol -crlf -ident -filter -working-tree-encoding\n"
-"""The store's ``info/attributes``, which outranks every ``.gitattributes``: no conversion of bytes."""
 
 
 class WorkspaceError(Exception):
