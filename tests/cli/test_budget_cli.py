@@ -45,6 +45,24 @@ def test_R45_a_cost_limit_with_an_unpriced_model_is_refused_at_start(
     assert fake_server.requests == []
 
 
+def test_R45_a_resumed_session_of_an_unpriced_model_is_not_gone_on_with_under_a_cost_limit(
+    fake_server: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    """The start's refusal is not skipped by resuming: a session whose model has no known prices is not
+    gone on with under a cost limit (its cost could not be kept, as a switch to it is refused); the
+    invocation's own model is, and a warning says why. Without a cost limit the session's model goes on."""
+    fake_server.script(say("one"), say("two"), say("three"))
+    env, base = ink_env(tmp_path), ["-p", "--base-url", fake_server.openai_base_url, "--api-key", "k"]
+    assert run_ink([*base, "--model", "my-own-model", "hi"], env, project).returncode == 0
+    kept = run_ink([*base, "--continue", "--max-time", "600", "again"], env, project)
+    assert kept.returncode == 0, kept.stderr
+    limited = run_ink([*base, "--continue", "--max-cost", "1", "and again"], env, project)
+    assert limited.returncode == 0, limited.stderr
+    assert "instead of the session's my-own-model" in limited.stderr and "known prices" in limited.stderr
+    used = [r.body["model"] for r in fake_server.requests]
+    assert used[:2] == ["my-own-model", "my-own-model"] and used[2] != "my-own-model"
+
+
 def test_R45_print_mode_stops_at_the_token_limit_with_exit_5(
     fake_server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:

@@ -59,7 +59,8 @@ def open_session(settings: Settings, choice: SessionChoice) -> tuple[CurrentSess
 def resumed_settings(settings: Settings, loaded: LoadedSession | None) -> Settings:
     """``settings`` with the resumed session's model (and provider), unless the command line chose for
     this invocation (``--model``, or a ``--provider`` other than the session's) or the session's model
-    cannot be had here (another provider without its key, the local model server: a warning says so)."""
+    cannot be had here (another provider without its key, the local model server, a model without known
+    prices under a cost limit, R45, as a switch to it is refused: a warning says so)."""
     if loaded is None or (loaded.model, loaded.provider) == (settings.model, settings.provider):
         return settings
     named = settings.origins.get
@@ -70,10 +71,24 @@ def resumed_settings(settings: Settings, loaded: LoadedSession | None) -> Settin
     if "local" in (loaded.provider, settings.provider) and loaded.provider != settings.provider:
         return settings  # its address is the local server's, which only its own part knows
     try:
-        return settings_for(settings, loaded.model, loaded.provider)
+        resumed = settings_for(settings, loaded.model, loaded.provider)
+        _refuse_unpriced(resumed)
     except ValueError as exc:
         log.warning("going on with %s instead of the session's %s: %s", settings.model, loaded.model, exc)
         return settings
+    return resumed
+
+
+def _refuse_unpriced(settings: Settings) -> None:
+    """Raises ``ValueError`` when a cost limit cannot be kept with ``settings.model`` (no known prices):
+    the check ``ink`` makes at start of the command line's model, made of a resumed session's too."""
+    if not settings.limits.cost_limited:
+        return
+    from ink.run.budget import unpriced_problem
+
+    problem = unpriced_problem(settings.limits, settings.model)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def _chosen(store: SessionStore, settings: Settings, choice: SessionChoice) -> SessionInfo | None:
