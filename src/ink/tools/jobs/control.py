@@ -123,6 +123,7 @@ async def _first(*waits: Any) -> None:
     finally:
         for task in tasks:
             task.cancel()
+        await asyncio.wait(tasks)  # ended, not left pending: none outlives the job's end (or the loop)
 
 
 async def _drained(closed: asyncio.Event) -> None:
