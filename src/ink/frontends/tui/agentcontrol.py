@@ -38,7 +38,7 @@ def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block
     verb, _, rest = args.strip().partition(" ")
     if not verb:
         return _listing(lines)
-    if verb.isdigit():
+    if verb.isdecimal():
         line = lines.by_number(int(verb))
         if line is None:
             return _none(verb)
@@ -47,7 +47,7 @@ def agents_command(lines: SubAgentLines, control: SubAgents, args: str) -> Block
     if verb not in VERBS:
         return Block("error", f"usage: {USAGE}")
     number, _, text = rest.strip().partition(" ")
-    if number.isdigit():  # a number names that sub-agent: one that does not run is never another
+    if number.isdecimal():  # a number names that sub-agent: one that does not run is never another
         line = lines.by_number(int(number))
         if line is None:
             return _none(number)

@@ -239,7 +239,7 @@ def _folds(host: CommandHost, args: str) -> None:
 
 
 def _expand(host: CommandHost, args: str) -> None:
-    fold = host.view.folds.get(int(args.lstrip("#"))) if args.lstrip("#").isdigit() else None
+    fold = host.view.folds.get(int(args.lstrip("#"))) if args.lstrip("#").isdecimal() else None
     if fold is None:
         say(host, "usage: /expand N, N a number from /folds", "error")
         return

@@ -65,7 +65,7 @@ def where(core: App, stored: str) -> str:
 
 def _remove(core: App, rules: Any, words: list[str]) -> Block:
     numbered = _numbered(rules)
-    if len(words) != 1 or not words[0].isdigit() or not 1 <= int(words[0]) <= len(numbered):
+    if len(words) != 1 or not words[0].isdecimal() or not 1 <= int(words[0]) <= len(numbered):
         return Block("error", f"usage: /permissions remove N, N from 1 to {len(numbered)} (/permissions)")
     rule = numbered[int(words[0]) - 1]
     text = rule.text

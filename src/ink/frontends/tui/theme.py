@@ -107,7 +107,7 @@ def background_shade(reply: str | None) -> Shade | None:
 def colorfgbg_shade(value: str) -> Shade | None:
     """``COLORFGBG=15;0`` (white on black): the background's ANSI number, 7 and 9-15 being light."""
     last = value.rsplit(";", 1)[-1].strip()
-    if not last.isdigit():
+    if not last.isdecimal():  # isdigit takes "²", which int() refuses
         return None
     return "light" if int(last) in (7, *range(9, 16)) else "dark"
 
