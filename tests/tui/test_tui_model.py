@@ -4,10 +4,12 @@ asked off the key path and bounded in time, instead of ink's catalogue; a name i
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
-from ink.ai.model_list import model_ids, models_headers, models_url, shown_url
+from ink.ai.http import new_client
+from ink.ai.model_list import ModelListError, model_ids, models_headers, models_url, served_models, shown_url
 from ink.config import Flags, Settings, load_settings
 from ink.frontends.tui.served_models import asks_server
 from tests.fakeserver import FakeModelServer, say
@@ -115,3 +117,32 @@ def test_which_servers_are_asked_and_how(tmp_path: Path) -> None:
     assert shown_url("http://user:secret@h:1/v1/models?x=1") == "http://h:1/v1/models"
     data = {"data": [{"id": "/models/qwen.gguf"}, {"id": "a"}, {"id": "a"}, {"id": "\x1b[2J"}, {"x": 1}]}
     assert model_ids(data) == ["qwen", "a"]
+
+
+async def _answer_nested(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Any request answered 200 with a JSON body nested 100,000 deep."""
+    await reader.readuntil(b"\r\n\r\n")
+    body = b"[" * 100_000
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+    writer.write(b"content-length: %d\r\n\r\n%s" % (len(body), body))
+    await writer.drain()
+    writer.close()
+
+
+def test_a_list_nested_too_deeply_to_parse_is_said_in_one_line() -> None:
+    """json's RecursionError was not caught: the question's task died with it instead of answering."""
+
+    async def ask() -> str:
+        server = await asyncio.start_server(_answer_nested, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        client = new_client()
+        try:
+            await served_models(client, "openai", f"http://127.0.0.1:{port}/v1", None)
+        except ModelListError as exc:
+            return str(exc)
+        finally:
+            await client.aclose()
+            server.close()
+        return "no error"
+
+    assert asyncio.run(ask()).endswith("did not answer with a model list (nested too deeply to parse)")

@@ -70,8 +70,9 @@ async def served_models(
         raise ModelListError(f"{where} answered more than {MAX_BYTES >> 20} MB: not a model list")
     try:
         return model_ids(json.loads(body))
-    except ValueError as exc:
-        raise ModelListError(f"{where} did not answer with a model list ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep to parse
+        why = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)
+        raise ModelListError(f"{where} did not answer with a model list ({why})") from None
 
 
 def model_ids(value: Any) -> list[str]:
@@ -99,7 +100,7 @@ def _said(body: bytes) -> str:
     """The error message of an error body (OpenAI's and Anthropic's shape), short, or nothing."""
     try:
         value = json.loads(body[:65536])
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     error = value.get("error") if isinstance(value, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
