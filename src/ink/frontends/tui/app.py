@@ -248,7 +248,7 @@ class TuiApp:
         frame = 1.0 / FRAMES_PER_SECOND
         while True:
             busy = self.controller.state == "running" or bool(self._view.tools)
-            relayout = self.scrollback.due(self._width())
+            relayout = self.scrollback.due()
             waits = [t for t in (TICK_SECONDS if busy else None, relayout) if t is not None]
             try:
                 await asyncio.wait_for(self._dirty.wait(), min(waits) if waits else None)
@@ -275,7 +275,7 @@ class TuiApp:
             self._dirty.set()
             return
         width = self._width()
-        relayout = app.is_running and self.scrollback.due(width) == 0
+        relayout = app.is_running and self.scrollback.due() == 0
         blocks = self._view.take_printed()
         if (blocks or relayout) and app.is_running:
             app.renderer.erase()  # the cursor to the app's first row, the app's rows cleared

@@ -71,7 +71,7 @@ class Scrollback:
     def resized(self) -> None:
         self._resized_at = self._clock()
 
-    def due(self, width: int) -> float | None:
+    def due(self) -> float | None:
         """Seconds until a lay-out is due (0: now), or None when none is needed. Also after a resize
         back to the width it was laid out at: a reflowing terminal re-wrapped the app's rows meanwhile."""
         if self._resized_at is None or self._width is None:
