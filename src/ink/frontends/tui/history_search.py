@@ -15,10 +15,10 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition, Filter
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.utils import get_cwidth
 
 from ink.frontends.tui.blocks import sanitize
 from ink.frontends.tui.editor import replace_text
+from ink.frontends.tui.wrapping import fit
 
 ROWS = 6  # matches shown at once
 Fragments = list[tuple[str, str]]
@@ -98,12 +98,7 @@ class HistorySearch:
 
 
 def _one_line(text: str, room: int) -> str:
-    line = sanitize(" ⏎ ".join(part.strip() for part in text.strip().split("\n")))
-    if get_cwidth(line) <= room:
-        return line
-    while line and get_cwidth(line) > room - 1:
-        line = line[:-1]
-    return line + "…"
+    return fit(sanitize(" ⏎ ".join(part.strip() for part in text.strip().split("\n"))), room)
 
 
 def key_bindings(search: HistorySearch, other: Filter) -> KeyBindings:
