@@ -27,10 +27,10 @@ def started_block(event: ev.JobStart) -> Block:
 
 def ended_block(event: ev.JobEnd) -> Block:
     how = how_it_ended(_as_info(event))
-    text = f"{event.job_id} ended: {how} · {sanitize(event.command)} · {_seconds(event.duration_ms / 1000)}"
+    text = f"{event.job_id} ended: {how} · {event.command} · {_seconds(event.duration_ms / 1000)}"
     survivors = "".join(f"\n  process {s.pid} ({s.command}) could not be stopped" for s in event.survivors)
     tone: Tone = "ok" if event.state == "exited" and event.exit_code == 0 else "interrupted"
-    return Block("warning" if survivors else "info", sanitize(text) + survivors, tone)
+    return Block("warning" if survivors else "info", sanitize(text + survivors), tone)
 
 
 def kept_block(running: Sequence[JobInfo]) -> Block:
