@@ -79,7 +79,11 @@ async def list_servers(settings: Settings, out: TextIO) -> int:
         )
         return 0
     manager = McpManager(
-        settings.mcp_servers, settings.env, settings.cwd, ProcessRegistry(), McpApprovals(settings.ink_home)
+        settings.mcp_servers,
+        settings.env,
+        settings.cwd,
+        ProcessRegistry(),
+        McpApprovals(settings.ink_home, settings.cwd),
     )
     try:
         await manager.start()
@@ -126,9 +130,11 @@ def approve(settings: Settings, name: str, out: TextIO) -> int:
     if spec.origin != "project":
         print(f"{name} is in your own config ({spec.where}): it needs no approval", file=out)
         return 0
-    McpApprovals(settings.ink_home).approve(spec)
+    McpApprovals(settings.ink_home, settings.cwd).approve(spec)
     print(f"approved {name} ({spec.target()}), declared in {spec.where}; it starts from now on", file=out)
-    for line in pin(spec).lines():  # R40: what the approval covers; a change to any of it asks again
+    for line in pin(
+        spec, settings.cwd
+    ).lines():  # R40: what the approval covers; a change to any of it asks again
         print(f"  {line}", file=out)
     return 0
 

@@ -194,7 +194,9 @@ class McpManager:
             from ink.mcp.trust import pin
 
             error = f"declared by the project ({spec.where}); approve it with: ink mcp approve {spec.name}"
-            return replace(status, state="needs_approval", error=error, pinned=tuple(pin(spec).lines()))
+            return replace(
+                status, state="needs_approval", error=error, pinned=tuple(pin(spec, Path(self._cwd)).lines())
+            )
         if conn is None:
             return status
         tools = self.tools(spec.name) if conn.state == "ready" else []

@@ -28,18 +28,20 @@ TRUST_FILE = "trusted-mcp.json"
 
 
 class McpApprovals:
-    def __init__(self, ink_home: Path) -> None:
+    def __init__(self, ink_home: Path, cwd: Path | None = None) -> None:
+        """``cwd``: where ink starts servers (``pin``)."""
         self.path = ink_home / TRUST_FILE
+        self.cwd = cwd
         self._record = TrustRecord(self.path)
 
     def approved(self, spec: McpServerSpec) -> bool:
         if spec.origin != "project":  # the user's own file, or the user's editor (ACP)
             return True
-        return self._record.trusts(_key(spec), _definition(spec))
+        return self._record.trusts(_key(spec), _definition(spec, self.cwd))
 
     def approve(self, spec: McpServerSpec) -> None:
         """Remember that the user approved ``spec``. Raises ``OSError`` when it cannot be written."""
-        self._record.trust(_key(spec), _definition(spec))
+        self._record.trust(_key(spec), _definition(spec, self.cwd))
 
 
 def _key(spec: McpServerSpec) -> str:
@@ -47,21 +49,24 @@ def _key(spec: McpServerSpec) -> str:
     return f"{declared_in}#{spec.name}"
 
 
-def pin(spec: McpServerSpec) -> Pin:
-    """What approving ``spec`` covers; ``pin(spec).lines()`` says it to the user."""
+def pin(spec: McpServerSpec, cwd: Path | None = None) -> Pin:
+    """What approving ``spec`` covers; ``pin(spec).lines()`` says it to the user. ``cwd``: where ink starts
+    the server (its ``cwd`` key is below it), so the files pinned are the ones it runs; None: the
+    declaring project's folder."""
     from ink.config.pinning import pin_command  # only for a project's server: ~3 ms of imports
 
     declared_in = Path(spec.where.rsplit(":", 1)[0]) if spec.where else Path.cwd() / ".ink" / "config.toml"
     # The folder holding the declaring .ink/config.toml, or .mcp.json itself: taking the .mcp.json's
     # parent's parent pinned no file of the project, and a server script changed after approval ran.
     root = declared_in.parent.parent if declared_in.parent.name == ".ink" else declared_in.parent
-    cwd = root / spec.cwd if spec.cwd else root
+    runs_in = Path(cwd) if cwd is not None else root
+    runs_in = runs_in / spec.cwd if spec.cwd else runs_in
     command = [spec.command, *spec.args] if spec.command is not None else ""
     pinned = pin_command(
-        command, root, cwd, env=spec.env, headers=spec.headers, url=spec.url, shown_cwd=spec.cwd
+        command, root, runs_in, env=spec.env, headers=spec.headers, url=spec.url, shown_cwd=spec.cwd
     )  # taking a server out of the sandbox (sandbox = true removed) asks again
     return replace(pinned, command=f"{pinned.command} (in the sandbox)") if spec.sandbox else pinned
 
 
-def _definition(spec: McpServerSpec) -> bytes:
-    return pin(spec).digest()
+def _definition(spec: McpServerSpec, cwd: Path | None) -> bytes:
+    return pin(spec, cwd).digest()

@@ -67,7 +67,7 @@ class McpPart(AppPart):
                 lambda event: questions.cancel_all() if event.type == "run_end" else None
             )
         settings = app.settings
-        approvals = McpApprovals(settings.ink_home)
+        approvals = McpApprovals(settings.ink_home, settings.cwd)
         manager = McpManager(
             settings.mcp_servers, settings.env, settings.cwd, app.processes, approvals, app.sandbox
         )
@@ -172,7 +172,7 @@ class McpPart(AppPart):
         if spec.origin != "project":
             return f"{name} is in your own config: it needs no approval"
         try:
-            McpApprovals(app.settings.ink_home).approve(spec)
+            McpApprovals(app.settings.ink_home, app.settings.cwd).approve(spec)
         except OSError as exc:
             return f"cannot remember the approval: {exc}"
 
