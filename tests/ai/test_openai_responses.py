@@ -119,6 +119,8 @@ def test_reasoning_without_a_following_item_is_left_out() -> None:
         (ThinkingBlock("t", "anthropic-signature"), ToolCall("c1", "read", {})), "stop"
     )
     assert [i["type"] for i in responses_input([foreign])] == ["function_call"]
+    deep = AssistantMessage((ThinkingBlock("t", '{"a":' * 100_000), ToolCall("c1", "read", {})), "stop")
+    assert [i["type"] for i in responses_input([deep])] == ["function_call"]  # a session file's, edited
 
 
 def test_the_strict_checker_refuses_what_the_service_refuses() -> None:

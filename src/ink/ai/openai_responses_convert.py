@@ -112,7 +112,7 @@ def reasoning_item(block: ThinkingBlock) -> dict[str, Any] | None:
         return None
     try:
         item = json.loads(block.signature)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a session file's, nested too deep to parse
         return None
     if isinstance(item, dict) and item.get("type") == "reasoning" and item.get("encrypted_content"):
         return item
