@@ -289,3 +289,24 @@ def test_a_huge_task_file_stops_at_the_task_limit(fake_server: FakeModelServer, 
     done = run_batch(batch_argv(tasks, tmp_path / "out"), batch_env(tmp_path, fake_server), tmp_path)
     error = one_line_error(done.stderr)  # read no further than the limit (was: all of it, 45 s and 562 MB)
     assert done.returncode == 2 and "tasks.jsonl:100001: more than 100,000 tasks" in error, error
+
+
+def test_the_users_git_variables_do_not_steer_the_batchs_own_git(
+    fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    """``ink batch`` run from a git hook inherits ``GIT_DIR`` and ``GIT_WORK_TREE``: its own clone,
+    checkout and diff must still work on the task's copy, and never touch the repository they name."""
+    make_repo(tmp_path / "repo", git=True)
+    other = make_repo(tmp_path / "other", git=True)
+    before = subprocess.run(["git", "log", "--format=%H", "--all"], cwd=other, capture_output=True, text=True)
+    fake_server.responder = runs_command("echo changed >> calc.py")
+    task = {"id": "t", "prompt": "p", "repo": "repo", "rev": "HEAD"}  # a rev: cloned and checked out by git
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task])
+    out = tmp_path / "out"
+    env = batch_env(tmp_path, fake_server) | {"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)}
+    done = run_batch(batch_argv(tasks, out), env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    line = results(out)["t"]
+    assert line["error"] is None and "+changed" in line["diff"], line
+    after = subprocess.run(["git", "log", "--format=%H", "--all"], cwd=other, capture_output=True, text=True)
+    assert after.stdout == before.stdout and (other / "calc.py").read_text().count("changed") == 0

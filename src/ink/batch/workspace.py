@@ -72,6 +72,13 @@ class WorkspaceError(Exception):
     """The workspace could not be made; the message says which step and why."""
 
 
+def _users_git(name: str) -> bool:
+    """A ``GIT_*`` variable of the user's environment (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``:
+    set when ``ink batch`` runs from a git hook) would point the copy's clone and checkout at another
+    repository; the checkpoint store drops them the same way (``ink.checkpoints.git``)."""
+    return name.startswith("GIT_")
+
+
 class Git:
     """Runs git in one process registry, so an abort ends it like any tool (R35)."""
 
@@ -93,6 +100,7 @@ class Git:
             self.registry,
             GIT_TIMEOUT,
             env={**_GIT_ENV, **(env or {})},
+            unset=_users_git,
             label=f"git {next(a for a in args if not a.startswith('--'))}",
         )
         if result.interrupted:

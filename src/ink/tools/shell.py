@@ -164,6 +164,7 @@ async def run_process(
     keep_tail: bool = True,
     confinement: Confinement | None = None,
     detach: Detach | None = None,
+    unset: Callable[[str], bool] | None = None,
 ) -> ShellResult:
     """Run ``argv`` until it exits, ``signal`` aborts, or ``timeout`` seconds pass.
 
@@ -175,14 +176,16 @@ async def run_process(
     ``registry`` so that ``terminate_all`` can report it. With a ``confinement`` the command and all it
     starts run in the sandbox (``ink.sandbox``); one that cannot be entered raises ``SandboxUnavailable``
     (an ``OSError``) and nothing runs (R39). ``detach``: how the command may be sent to the background
-    while it runs (``Detach``).
+    while it runs (``Detach``). ``unset``: which of ink's own environment variables the command must
+    not inherit (ink's own git plumbing drops a user's ``GIT_DIR``).
     """
     if signal.aborted:
         return ShellResult("", None, True, False, None, 0.0)
     buffer = HeadTailBuffer(output_cap, MAX_OUTPUT_LINES, keep_tail)
     token = registry.new_token()
     sandbox_env = confinement.env if confinement is not None else {}
-    full_env = {**os.environ, **SHELL_ENV, **sandbox_env, **(env or {}), TOKEN_ENV: token}
+    inherited = {k: v for k, v in os.environ.items() if not unset(k)} if unset is not None else os.environ
+    full_env = {**inherited, **SHELL_ENV, **sandbox_env, **(env or {}), TOKEN_ENV: token}
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
     with orphans.starting_child():  # until registered, a child that has ended looks like an orphan
