@@ -149,6 +149,7 @@ SPELLINGS = [
 # Programs that run a command text; not on every machine (su needs root), so the oracle may not run them.
 PROGRAM_SPELLINGS = [
     "su -c 'echo; zap x'",
+    "su --session-command='echo; zap x'",
     "script -qc 'echo; zap x' /dev/null",
     "flock {bin}/lock -c 'echo; zap x'",
     "valgrind -q zap x",

@@ -336,6 +336,8 @@ class _Walker:
                 self.nested(text)
         elif name in COMMAND_OPTION:
             text = _option_text(arguments, "c", "--command", anywhere=True)
+            if text is None and name == "su":  # su's other spelling of -c
+                text = _option_text(arguments, "\0", "--session-command", anywhere=True)
             if text is not None:
                 self.nested(text)
         elif name in CALLBACK_OPTION:
