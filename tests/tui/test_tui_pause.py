@@ -10,6 +10,7 @@ from typing import Any
 
 from tests.fakeserver import FakeModelServer, Gate, Reply, say, text, tool_call
 from tests.tui.conftest import StartInk
+from tests.tui.terminal import InkTerminal
 
 CTRL_S = "\x13"
 ESC = "\x1b"
@@ -74,21 +75,7 @@ def test_R44_esc_during_a_pause_interrupts_and_slash_pause_resumes_nothing_then(
 def test_R44_agents_pause_holds_one_sub_agent_and_its_line_says_so(
     fake_server: FakeModelServer, start_ink: StartInk, marks: Path
 ) -> None:
-    hold = Gate()
-    command = f"echo ran > {marks / 'a1'}"
-
-    def answer(request: Any) -> Reply:
-        if request.system.startswith("You are ink"):  # the main agent
-            return say("Reported back.") if request.tool_results() else Reply([task("t1", "job A")])
-        if request.tool_results():
-            return say("A done.")
-        return Reply([text("A starts"), hold, tool_call("bash", {"command": command}, id="a1")])
-
-    fake_server.responder = answer
-    ink = start_ink()
-    ink.type_line("do the job")
-    hold.wait_reached()
-    ink.wait_for(lambda: "[1] general" in ink.text(), what="the sub-agent's nested line")
+    ink, hold = one_sub_agent_held(fake_server, start_ink, marks)
     ink.type_line("/agents pause 1")
     ink.wait_text("⏸ pausing [1] general")
     hold.open()
@@ -105,11 +92,11 @@ def task(call_id: str, prompt: str) -> Any:
     return tool_call("task", {"description": prompt, "prompt": prompt, "agent": "general"}, id=call_id)
 
 
-def test_agents_verbs_naming_a_sub_agent_that_does_not_run_act_on_no_other(
+def one_sub_agent_held(
     fake_server: FakeModelServer, start_ink: StartInk, marks: Path
-) -> None:
-    # [1] is picked; "/agents stop 5" (a typo, or [5] just ended) used to stop the picked [1] instead,
-    # and "/agents pause 5" to pause it
+) -> tuple[InkTerminal, Gate]:
+    """A run whose one sub-agent [1] is held by the gate before its bash call (which marks ``a1``), its
+    nested line on screen; the main agent says "Reported back." once it returned."""
     hold = Gate()
     command = f"echo ran > {marks / 'a1'}"
 
@@ -125,6 +112,15 @@ def test_agents_verbs_naming_a_sub_agent_that_does_not_run_act_on_no_other(
     ink.type_line("do the job")
     hold.wait_reached()
     ink.wait_for(lambda: "[1] general" in ink.text(), what="the sub-agent's nested line")
+    return ink, hold
+
+
+def test_agents_verbs_naming_a_sub_agent_that_does_not_run_act_on_no_other(
+    fake_server: FakeModelServer, start_ink: StartInk, marks: Path
+) -> None:
+    # [1] is picked; "/agents stop 5" (a typo, or [5] just ended) used to stop the picked [1] instead,
+    # and "/agents pause 5" to pause it
+    ink, hold = one_sub_agent_held(fake_server, start_ink, marks)
     ink.type_line("/agents 1")
     ink.wait_text("[1] general picked")
     for verb in ("stop", "pause"):
