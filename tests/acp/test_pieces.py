@@ -164,3 +164,18 @@ def test_live_output_is_the_calls_content_until_its_result() -> None:
         "toolCallId": "c",
         "content": [{"type": "content", "content": {"type": "text", "text": "```\nbuilding…\n```"}}],
     }
+
+
+def test_a_line_naming_a_key_twice_that_cannot_be_read_otherwise_is_one_refusal() -> None:
+    """As in RPC (tests/rpc/test_permission_answers.py): what follows the object naming a key twice is not
+    JSON, or nests too deep; the line is an invalid request, never an error out of the reader."""
+    from ink.frontends.acp.jsonrpc import RpcError, parse_message
+    from tests.rpc.test_permission_answers import UNREADABLE_AFTER_A_TWICE_NAMED_KEY
+
+    for line in UNREADABLE_AFTER_A_TWICE_NAMED_KEY:
+        try:
+            parse_message(line)
+        except RpcError as exc:
+            assert "appears twice" in exc.message
+        else:
+            raise AssertionError("a line naming a key twice was read as a message")

@@ -169,3 +169,23 @@ def test_only_an_exact_unambiguous_permission_command_is_read_as_an_answer(
         assert isinstance(parsed, Rejection)
         if len(keys) != len(set(keys)):
             assert "appears twice" in parsed.reason or "JSON" in parsed.reason
+
+
+# A key named twice, and after that object what cannot be read even leniently: more after the value, or
+# nesting too deep. Refused like any ambiguous line, never let out of the reader.
+UNREADABLE_AFTER_A_TWICE_NAMED_KEY = [
+    b'{"type":"get_state","id":"u1","a":1,"a":2}x',
+    b'[{"a":1,"a":2},' + b"[" * 100_000,
+]
+
+
+def test_a_line_naming_a_key_twice_that_cannot_be_read_otherwise_is_refused_and_ink_goes_on(
+    start_rpc: StartRpc,
+) -> None:
+    ink = start_rpc()
+    for line in UNREADABLE_AFTER_A_TWICE_NAMED_KEY:
+        at = ink.mark()
+        ink.send_raw(line + b"\n")
+        refused = ink.wait_line(lambda x: x.get("type") == "response", after=at)[1]
+        assert refused["ok"] is False and "appears twice" in refused["error"], refused
+    assert ink.ok("get_queue") == {"queue": []}  # the same process: it read on

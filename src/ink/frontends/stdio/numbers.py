@@ -39,7 +39,13 @@ class DuplicateKey(ValueError):
         self.text = text
 
     def lenient(self) -> Any:
-        return json.loads(self.text, parse_constant=_no_constant, parse_float=_finite)
+        """The line read that way, or None when it cannot be read at all (what follows the object named
+        twice is not JSON, or nests too deep): then there is nothing to echo, and the line is refused
+        all the same, never let out of the reader (one bad line must not end ink)."""
+        try:
+            return json.loads(self.text, parse_constant=_no_constant, parse_float=_finite)
+        except (ValueError, RecursionError):
+            return None
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
