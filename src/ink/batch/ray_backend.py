@@ -158,7 +158,7 @@ def _probe(address: str) -> None:
     import socket
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not port.isdigit():
+    if not port.isdecimal():
         raise ValueError(f"{address!r} is not HOST:PORT")
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=PROBE_SECONDS).close()

@@ -124,7 +124,7 @@ def _fifo_read_by(pid: int) -> Path | None:
 def _syscall_args(pid: int) -> list[int]:
     """The arguments of the system call ``pid`` sleeps in (empty when it runs or is in none)."""
     fields = (_read_text(_PROC / str(pid) / "syscall") or "").split()
-    if len(fields) < 2 or not fields[0].isdigit():  # "running", "-1 ...": not in a system call
+    if len(fields) < 2 or not fields[0].isdecimal():  # "running", "-1 ...": not in a system call
         return []
     with contextlib.suppress(ValueError):
         return [int(field, 16) for field in fields[1:7]]

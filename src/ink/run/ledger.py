@@ -61,7 +61,7 @@ class InputLedger:
     def skip_past(self, input_ids: Iterable[str]) -> None:
         """New ids start after every ``in-N`` given (the inputs of a resumed history, its checkpoints):
         an id names one input for the session's whole life, also across processes."""
-        numbers = (int(i[3:]) for i in input_ids if i.startswith("in-") and i[3:].isdigit())
+        numbers = (int(i[3:]) for i in input_ids if i.startswith("in-") and i[3:].isdecimal())
         highest = max(numbers, default=0)
         self._seq = itertools.count(max(next(self._seq), highest + 1))
 

@@ -50,7 +50,7 @@ def parse(text: str) -> Request | str | None:
     words = text.split()[1:]
     if not words:
         return None
-    if not words[0].isdigit() or int(words[0]) < 1:
+    if not words[0].isdecimal() or int(words[0]) < 1:
         return USAGE
     files = conversation = True
     force = False

@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
         words = line.split()
         if words == [b"done"]:
             return 0
-        if len(words) == 2 and words[0].isdigit():
+        if len(words) == 2 and words[0].isdecimal():
             known[int(words[0])] = words[1]
     end_all(lambda: _members(token, pgid, known), kill_delay)
     return 0
@@ -74,7 +74,7 @@ def _members(token: bytes, pgid: int, known: dict[int, bytes]) -> set[int]:
     me = os.getpid()
     found: set[int] = set()
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+        if not name.isdecimal() or int(name) == me:
             continue
         pid = int(name)
         stat = _stat(pid)

@@ -426,7 +426,7 @@ class JobRegistry:
 
 def _number(job_id: str) -> int:
     tail = job_id.rpartition("-")[2]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if tail.isdecimal() else 0
 
 
 def _drop(_event: JobEvent) -> None:
