@@ -81,7 +81,7 @@ def test_print_mode_imports_no_ui_library(fake_server: FakeModelServer, tmp_path
 # sysconfig to find rg, shlex for a custom command's arguments, the idna codec for a host name that is
 # not ASCII, random for a retry's jitter, tempfile for the read-only sandbox's private folder, the
 # session store's reader, writer and listing for a run without a session, what starts, watches and ends
-# a background job).
+# a background job, the budget's counting without a limit).
 NOT_FOR_A_PLAIN_TURN = (
     "bashlex",
     "ink.permissions.bash_tables",
@@ -99,6 +99,7 @@ NOT_FOR_A_PLAIN_TURN = (
     "ink.store.listing",
     "ink.tools.jobs.control",
     "ink.tools.jobs.spawn",
+    "ink.run.budget",
 )  # hashlib is used now: remembered answers live per project under $INK_HOME, in a folder named by digest
 
 

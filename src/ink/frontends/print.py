@@ -30,7 +30,6 @@ from ink.agent.events import MessageEnd, Notice, RetryEvent, ToolCancelling
 from ink.ai.printable import printable
 from ink.ai.unicode import decode_bytes, sendable_text
 from ink.config import Invocation, Settings
-from ink.run.budget import warning_text
 from ink.run.events import BangEnd, BudgetWarning, RunEnd, RunEvent, event_to_json
 from ink.wiring import NEW_SESSION, SessionChoice
 
@@ -145,6 +144,8 @@ class _Printer:
             case Notice(text=note, level="warning") if not self.json_lines:
                 self._note(f"warning: {note}")
             case BudgetWarning() if not self.json_lines:
+                from ink.run.budget import warning_text  # the budget's code only for a run that has one
+
                 self._note(f"warning: {warning_text(event)}")
         self._write_json(event)
 
