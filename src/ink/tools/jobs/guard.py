@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
         words = line.split()
         if words == [b"done"]:
             return 0
-        if len(words) == 2 and words[0].isdecimal():
+        if len(words) == 2 and words[0].isdigit():
             known[int(words[0])] = words[1]
     end_all(lambda: _members(token, pgid, known), kill_delay)
     return 0
