@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -47,11 +48,19 @@ def test_print_mode_runs_a_tool_call(local_env: dict[str, str], tmp_path: Path) 
 
 def test_print_mode_streams_text(local_env: dict[str, str], tmp_path: Path) -> None:
     done = run_ink([*LOCAL, "-p", "Say hello."], local_env, tmp_path, timeout=STARTUP)
-    assert done.returncode == 0, done.stderr
+    assert_answered(done)
     assert done.stdout.strip()
     assert "toy for trying ink" not in done.stderr  # the model was there already: no fetch
     starts = [line for line in done.stderr.splitlines() if "starting the local model server" in line]
     assert len(starts) == 1, done.stderr  # issue 30: said twice when it restarted with ink's template
+
+
+def assert_answered(done: subprocess.CompletedProcess[str]) -> None:
+    """Exit 0, or 4 when the tiny model talks past the 48 tokens these tests allow (print mode's "cut off
+    at max_tokens", said on stderr); which one depends on the prompt's temporary paths, even at
+    temperature 0."""
+    assert done.returncode in (0, 4), done.stderr
+    assert (done.returncode == 4) == ("cut off at the model's output token limit" in done.stderr), done.stderr
 
 
 def _server_of(ink: RpcClient) -> psutil.Process:
@@ -120,7 +129,7 @@ def test_a_first_run_with_no_key_starts_on_the_starter_model_and_says_so(
     key for openai"; ink ships an embedded default, so it starts on it, with one line saying so and how
     to pick a real provider."""
     done = run_ink(["--no-session", "-p", "Say hi."], local_env, tmp_path, timeout=STARTUP * 2)
-    assert done.returncode == 0, done.stderr
+    assert_answered(done)
     notes = [line for line in done.stderr.splitlines() if "no provider key is set" in line]
     assert len(notes) == 1 and "--provider" in notes[0] and "OPENAI_API_KEY" in notes[0], done.stderr
     assert "local model ready" in done.stderr
